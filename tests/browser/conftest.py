@@ -1,0 +1,123 @@
+"""Fixtures for the browser tests: the built site served on 127.0.0.1, and Chromium driven by
+Playwright. Every page fixture records each request and fails the test if one left 127.0.0.1.
+Screenshots go to test-artifacts/, which the suite keeps."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "site"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from find_browser import FLAGS, find_browser  # noqa: E402
+import serve  # noqa: E402  (site/serve.py)
+
+ARTIFACTS = ROOT / "test-artifacts"
+LOCAL_HOSTS = {"127.0.0.1"}
+
+
+@pytest.fixture(scope="session")
+def site_dir() -> Path:
+    """The built book. `make test` builds it first; a bare pytest run builds it here."""
+    site = ROOT / "_site"
+    if not (site / "course.json").exists():
+        subprocess.run([sys.executable, str(ROOT / "build.py")], check=True, cwd=ROOT)
+    return site
+
+
+def start_server(root: Path):
+    server = serve.make_server(root, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+@pytest.fixture(scope="session")
+def base_url(site_dir):
+    server, url = start_server(site_dir)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def playwright_instance():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser_path():
+    path = find_browser()
+    if path is None:
+        pytest.fail("no Chromium: install Debian's chromium or set BOOK_BROWSER")
+    return path
+
+
+class Profiles:
+    """Opens Chromium contexts, each with a user-data dir of its own (or a given one, to reopen a
+    profile after it was closed), and checks that no request leaves 127.0.0.1."""
+
+    def __init__(self, playwright, browser_path):
+        self.playwright, self.browser_path = playwright, browser_path
+        self.contexts, self.foreign = [], []
+        self._tmp = tempfile.TemporaryDirectory(prefix="book-profiles-")
+
+    def open(self, profile: Path | None = None, **options):
+        if profile is None:
+            profile = Path(tempfile.mkdtemp(dir=self._tmp.name))
+        context = self.playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=self.browser_path, args=FLAGS, headless=True, **options)
+        context.on("request", self._watch)
+        self.contexts.append(context)
+        return context
+
+    def new_profile_dir(self) -> Path:
+        return Path(tempfile.mkdtemp(dir=self._tmp.name))
+
+    def _watch(self, request):
+        url = urlparse(request.url)
+        if url.scheme in ("http", "https", "ws", "wss") and url.hostname not in LOCAL_HOSTS:
+            self.foreign.append(request.url)
+
+    def close(self):
+        for context in self.contexts:
+            try:
+                context.close()
+            except Exception:  # already closed by the test
+                pass
+        self._tmp.cleanup()
+
+
+@pytest.fixture
+def profiles(playwright_instance, browser_path):
+    profiles = Profiles(playwright_instance, browser_path)
+    yield profiles
+    profiles.close()
+    assert profiles.foreign == [], f"requests left 127.0.0.1: {profiles.foreign}"
+
+
+@pytest.fixture
+def page(profiles):
+    context = profiles.open()
+    page = context.pages[0] if context.pages else context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def screenshot(page, name: str) -> Path:
+    """Keep a screenshot of `page` as test-artifacts/<name>.png."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
