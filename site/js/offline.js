@@ -1,0 +1,76 @@
+// Offline study: registers the service worker (site/sw.js, at the book's root) so the whole book
+// stays in the browser after the first visit, offers a newer build when one has been saved, and,
+// on a page opened straight from the disk (file://), shows the one line that says how to run code.
+//
+// Chromium does not load module scripts from file://, so every page also carries the file://
+// line in its HTML (#file-notice, revealed by an inline classic script); this module only adds it
+// where modules do run from files and the page lacks it.
+
+const ROOT = new URL("../../", import.meta.url);
+const WORKER = new URL("sw.js", ROOT);
+
+export const FILE_NOTICE = "Opened as a file, this page reads in full but cannot run its code. "
+  + "To run it, open a terminal in the book's folder and type: python3 serve.py";
+
+export function init() {
+  if (location.protocol === "file:") {
+    showFileNotice();
+    return;
+  }
+  if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
+  // After the page's own loading, so saving the book never competes with the first read.
+  if (document.readyState === "complete") register();
+  else window.addEventListener("load", register, { once: true });
+}
+
+export function showFileNotice() {
+  let notice = document.getElementById("file-notice");
+  if (!notice) {
+    notice = document.createElement("p");
+    notice.id = "file-notice";
+    notice.className = "file-notice";
+    notice.textContent = FILE_NOTICE;
+    document.body.prepend(notice);
+  }
+  notice.hidden = false;
+}
+
+async function register() {
+  const wasControlled = Boolean(navigator.serviceWorker.controller);
+  // A page that was already served by a worker reloads when a newer one takes over, so it never
+  // runs one build's page with another build's files.
+  navigator.serviceWorker.addEventListener("controllerchange", () => {
+    if (wasControlled) location.reload();
+  });
+  let registration;
+  try {
+    registration = await navigator.serviceWorker.register(WORKER.href, { scope: ROOT.pathname });
+  } catch (error) {
+    console.warn(`offline.js: the book cannot be saved for offline study: ${error.message}`);
+    return;
+  }
+  if (registration.waiting && navigator.serviceWorker.controller) offerUpdate(registration.waiting);
+  registration.addEventListener("updatefound", () => {
+    const installing = registration.installing;
+    installing?.addEventListener("statechange", () => {
+      if (installing.state === "installed" && navigator.serviceWorker.controller) offerUpdate(installing);
+    });
+  });
+}
+
+// A newer build is saved and waits for this one's pages to close: say so, and let the reader
+// switch now. Everything open reloads onto the new build together.
+function offerUpdate(waiting) {
+  if (document.getElementById("book-update")) return;
+  const line = document.createElement("p");
+  line.id = "book-update";
+  line.className = "book-update";
+  line.setAttribute("role", "status");
+  line.append("A newer version of the book is saved. ");
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = "Switch to it";
+  button.addEventListener("click", () => waiting.postMessage({ type: "activate" }));
+  line.append(button);
+  document.body.prepend(line);
+}
