@@ -1,0 +1,591 @@
+"""Lesson 11's lab tests: a session that outlives its process.
+
+Lab1 checks SessionLog, the append-only file (point 11.1). Lab2 checks Harness.subscribe with
+notify-then-yield, and persist_to (point 11.2). Each test's docstring is its checklist line on the
+page, word for word; the tests run in the order they are written. Run them with
+
+    python lab/lab_check.py --harness harness.py --lesson 11 tests.py [--lab 1|2]
+
+Every message a check fails with is written for the reader: what was expected, what happened,
+and where to look.
+"""
+import contextlib
+import io
+import json
+import re
+import unittest
+
+import harness
+import lab
+
+LESSON = 11
+LOG = "session.jsonl"
+FILES = {"a.py": "A = 1\n", "b.py": "B = 2\n", "c.py": "C = 3\n"}
+JOB = "Write a.py, b.py and c.py."
+DONE = "All three files are written."
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+def _writer(request):
+    """The model of the three-file job. It goes only by the transcript it is sent: a file is done
+    if the transcript holds a write call for it."""
+    done = [block["arguments"]["path"]
+            for m in request.messages if m["role"] == "assistant"
+            for block in m["content"] if block["type"] == "toolCall"]
+    todo = [path for path in FILES if path not in done]
+    if not todo:
+        return lab.say(DONE)
+    arguments = {"path": todo[0], "content": FILES[todo[0]]}
+    return lab.reply(lab.call("write", arguments, id=f"w{len(done) + 1}"))
+
+
+def _job(ws, steps=None):
+    """A harness for the three-file job over the disk `ws`, resumed from the log on that disk."""
+    log = harness.SessionLog(ws, LOG)
+    model = lab.ScriptedModel(steps if steps is not None else [lab.forever(_writer)])
+    h = harness.Harness(model, harness.SYSTEM, [harness.make_write_tool(ws)],
+                        messages=log.replay())
+    return h, log, model
+
+
+def _consume(run):
+    """The plainest consumer: pull every event, show nothing, save nothing."""
+    return [event for event in run]
+
+
+def _line(n):
+    """Line n of a session file in the spec's format, newline included."""
+    entry = {"id": f"e{n}", "type": "message", "message": lab.user(f"message {n}")}
+    return json.dumps(entry) + "\n"
+
+
+def _four_messages():
+    """Four messages of a real session: a call, its result (with a newline and an accent in it),
+    and assistant replies that carry usage numbers."""
+    read = lab.call("read", {"path": "config.py"}, id="c1")
+    return [lab.user("Which port does config.py use?"),
+            {**lab.reply(lab.text("Let me look."), read),
+             "usage": {"input": 1204, "output": 17}},
+            lab.tool_result(read, "PORT = 9090\nHOST = 'café'\n"),
+            {**lab.say("It uses 9090."), "usage": {"input": 1288, "output": 6}}]
+
+
+def _shape(messages):
+    return lab.shape(list(messages)) or "(nothing)"
+
+
+def _what(value):
+    """A short description of a returned value, for a failure message."""
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if hasattr(value, "__next__"):
+        return f"a {type(value).__name__}, not a list"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _ops(ws, path=None):
+    """The operations ws.writes recorded (on `path`, if given)."""
+    return [write[0] for write in ws.writes if path is None or write[1] == path]
+
+
+def _append_op():
+    """What ws.writes calls an append: asked of the lab's own Workspace, not assumed."""
+    probe = lab.Workspace()
+    probe.append_text("probe.txt", "x")
+    return probe.writes[-1][0]
+
+
+def _py_writes(ws, since=0):
+    return [write[1] for write in ws.writes[since:] if write[1].endswith(".py")]
+
+
+class _LabCase(unittest.TestCase):
+    """Shared checks. Messages are the whole story, so unittest's own prefix is switched off."""
+    longMessage = False
+    maxDiff = None
+
+    def assert_torn(self, what, call, line):
+        """`call()` must raise ValueError naming `line`."""
+        want = f"ValueError('{LOG}, line {line}: not a complete log entry')"
+        try:
+            got = call()
+        except ValueError as error:
+            if not re.search(rf"\bline {line}\b", str(error)):
+                self.fail(f"{what} raised ValueError({str(error)!r}), which does not say "
+                          f"'line {line}'. Expected {want}: count the file's lines from 1 "
+                          "yourself; the JSON parser's line number is about the one line it "
+                          "was given.")
+            return
+        except Exception as error:
+            self.fail(f"{what} raised {type(error).__name__}: {error}. Expected {want}.")
+        self.fail(f"{what} returned {_what(got)} although line {line} of the file is torn. "
+                  f"Expected {want}: a line that is not JSON is never skipped.")
+
+    def assert_answered(self, h, when):
+        last = h.messages[-1] if h.messages else None
+        if not (last and last["role"] == "assistant" and last.get("stop_reason") != "error"):
+            self.fail(f"{when}, the record ends {_shape(h.messages[-3:])}; expected it to end "
+                      "with the model's answer.")
+
+
+# ------------------------------------------------------------------------ lab 1: the log itself
+
+class Lab1(_LabCase):
+
+    def test_ids_and_lines(self):
+        """Append four messages: they get the ids e1, e2, e3 and e4, and the file has four lines,
+        each one a JSON object holding "id", "type": "message" and "message"."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        messages = _four_messages()
+        ids = [log.append_message(message) for message in messages]
+        self.assertEqual(ids, ["e1", "e2", "e3", "e4"],
+                         f"append_message returned {ids}; expected ['e1', 'e2', 'e3', 'e4']: "
+                         '"e" plus the number of the line it has just written.')
+        self.assertTrue(ws.exists(LOG), f"after four appends there is no {LOG} on the disk.")
+        text = ws.read_text(LOG)
+        lines = text.splitlines()
+        self.assertEqual(len(lines), 4,
+                         f"the file has {len(lines)} lines after four appends; expected 4, one "
+                         "per message. json.dumps with its default settings never writes a "
+                         "line break, so each entry plus one \"\\n\" is exactly one line.")
+        self.assertTrue(text.endswith("\n"), "the file does not end with a newline: every "
+                        "entry is its JSON text followed by \"\\n\".")
+        for number, (line, message) in enumerate(zip(lines, messages), 1):
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                self.fail(f"line {number} of the file is not JSON: {line[:80]!r}")
+            want = {"id": f"e{number}", "type": "message", "message": message}
+            self.assertEqual(entry, want,
+                             f"line {number} holds {_what(entry)}; expected exactly the keys "
+                             f"id, type and message: {json.dumps(want)[:120]}...")
+
+    def test_appends_only(self):
+        """Every write that ws.writes records is an append, and after each message the file begins
+        with exactly the file as it stood before."""
+        append = _append_op()
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        for number, message in enumerate(_four_messages(), 1):
+            before = ws.read_text(LOG) if ws.exists(LOG) else ""
+            log.append_message(message)
+            after = ws.read_text(LOG)
+            self.assertTrue(after.startswith(before) and len(after) > len(before),
+                            f"after message {number} the file no longer begins with what it "
+                            "held before: a line, once written, is never touched again.")
+            ops = [op for op in _ops(ws) if op != "fsync"]     # an fsync changes nothing
+            self.assertEqual(ops, [append] * number,
+                             f"after message {number}, ws.writes records {ops}; expected "
+                             f"{number} x {append!r} and nothing else. Add one line with "
+                             "ws.append_text; writing the file over starts by emptying it, and "
+                             "a power cut then takes every message, not just the last.")
+
+    def test_replay_round_trip(self):
+        """replay() returns the four messages unchanged, usage numbers included; rows() pairs each
+        with its id; and a new SessionLog over the rebooted disk gives the same answers."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        messages = _four_messages()
+        for message in messages:
+            log.append_message(message)
+        want_rows = [(f"e{n}", message) for n, message in enumerate(messages, 1)]
+        for where, reader in (("the SessionLog that wrote them", log),
+                              ("a new SessionLog on the rebooted disk",
+                               harness.SessionLog(ws.reboot(), LOG))):
+            replayed = reader.replay()
+            self.assertEqual(replayed, messages,
+                             f"replay() of {where} gave {_shape(replayed)}; expected the four "
+                             "messages exactly as appended (U A[c1] R(c1) A), usage and all.")
+            rows = [tuple(row) for row in reader.rows()]
+            self.assertEqual(rows, want_rows,
+                             f"rows() of {where} gave ids {[row[0] for row in rows]}; expected "
+                             "(id, message) pairs: ('e1', the first message), ('e2', ...), ...")
+
+    def test_no_file(self):
+        """On a disk with no log file, entries(), rows() and replay() each return [], and asking
+        did not create the file."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        for name in ("entries", "rows", "replay"):
+            value = getattr(log, name)()
+            self.assertTrue(isinstance(value, list) and value == [],
+                            f"{name}() returned {_what(value)} with no file on the disk; "
+                            "expected the empty list []. A generator is not a list: callers "
+                            "take len() of it.")
+        self.assertFalse(ws.exists(LOG), f"reading the log created {LOG}: check ws.exists "
+                         "first and read nothing when it says no.")
+        self.assertEqual(ws.writes, [], f"reading the log wrote to the disk: {ws.writes}")
+
+    def test_two_logs(self):
+        """Two SessionLog objects over one file append in turn, and both are read after every
+        append: the ids run e1, e2, e3, e4, and each replays everything either of them has
+        written."""
+        ws = lab.Workspace()
+        first, second = harness.SessionLog(ws, LOG), harness.SessionLog(ws, LOG)
+        written = []
+        for number, (name, log) in enumerate((("first", first), ("second", second),
+                                              ("first", first), ("second", second)), 1):
+            message = lab.user(f"message {number}, from the {name} log")
+            got = log.append_message(message)
+            written.append(message)
+            self.assertEqual(got, f"e{number}",
+                             f"append {number} (by the {name} log) returned {got!r}; expected "
+                             f"'e{number}'. Count the entries in the file on every append: a "
+                             "count kept in the object cannot know what another log wrote.")
+            for reader_name, reader in (("first", first), ("second", second)):
+                replayed = reader.replay()
+                self.assertEqual(replayed, written,
+                                 f"after append {number}, the {reader_name} log replays "
+                                 f"{len(replayed)} messages; expected all {number} written so "
+                                 "far, by either log.")
+
+    def test_hand_written(self):
+        """A two-line file written by hand in the spec's format: replay() returns its two messages,
+        and the next append gets e3."""
+        name = lab.user("My name is Ada.")
+        noted = lab.say("Noted.")
+        text = "".join(json.dumps({"id": f"e{n}", "type": "message", "message": m}) + "\n"
+                       for n, m in ((1, name), (2, noted)))
+        ws = lab.Workspace({LOG: text})
+        log = harness.SessionLog(ws, LOG)
+        replayed = log.replay()
+        self.assertEqual(replayed, [name, noted],
+                         f"replay() of the hand-written file gave {_shape(replayed)}; expected "
+                         "its two messages, U A, oldest first.")
+        got = log.append_message(lab.user("What is my name?"))
+        self.assertEqual(got, "e3", f"the next append returned {got!r}; expected 'e3': the file "
+                         "already had two lines, whoever wrote them.")
+
+    def test_torn_tail(self):
+        """The power went out halfway through line 5: entries(), rows() and replay() each raise an
+        error naming "line 5", and append_message raises as well, leaving the file as it was.
+        Torn at line 2 of 4, the error names "line 2"."""
+        lines = [_line(n) for n in range(1, 6)]
+        torn = "".join(lines)[:-(len(lines[4]) // 2)]
+        ws = lab.Workspace({LOG: torn})
+        log = harness.SessionLog(ws, LOG)
+        for name in ("entries", "rows", "replay"):
+            self.assert_torn(f"{name}() on a file torn in line 5", getattr(log, name), 5)
+        writes = len(ws.writes)
+        self.assert_torn("append_message on a file torn in line 5",
+                         lambda: log.append_message(lab.user("Carry on.")), 5)
+        self.assertEqual(ws.read_text(LOG), torn, "append_message changed a torn file. Ask "
+                         "entries() first, before writing anything: that is what refuses.")
+        self.assertEqual(len(ws.writes), writes,
+                         f"append_message wrote to the torn file: {ws.writes[writes:]}")
+
+        middle = [_line(n) for n in range(1, 5)]
+        torn_inside = middle[0] + middle[1][:len(middle[1]) // 2] + "\n" + middle[2] + middle[3]
+        log = harness.SessionLog(lab.Workspace({LOG: torn_inside}), LOG)
+        self.assert_torn("entries() on a file of 4 lines whose line 2 is torn", log.entries, 2)
+
+    def test_dangling_call(self):
+        """The log ends on a tool call that never got its result (kill -9). On the rebooted disk,
+        Harness(..., messages=log.replay()) answers the next prompt, and the model is sent the
+        whole earlier session."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        pytest = lab.call("bash", {"command": "pytest"}, id="c1")
+        earlier = [lab.user("Run the tests."), lab.reply(lab.text("Running them."), pytest)]
+        for message in earlier:
+            log.append_message(message)
+
+        disk = ws.reboot()
+        log = harness.SessionLog(disk, LOG)
+        answer = lab.say("I can't tell whether the tests ran. Shall I run them?")
+        model = lab.ScriptedModel([answer])
+        bash = harness.make_bash_tool(lab.Shell(disk))
+        h = harness.Harness(model, harness.SYSTEM, [bash], messages=log.replay())
+        _consume(h.prompt("Are you still there?"))
+
+        self.assertEqual(len(model.calls), 1,
+                         f"the model was called {len(model.calls)} times; expected once.")
+        sent = list(model.calls[0].messages)
+        self.assertEqual(sent[:2], earlier,
+                         f"the model was sent {_shape(sent)}; expected it to begin with the "
+                         "whole earlier session, U A[c1], as read back from the log.")
+        self.assertEqual(sent[-1], lab.user("Are you still there?"),
+                         f"the model was sent {_shape(sent)}; expected the new prompt last.")
+        problems = lab.validate(sent)
+        self.assertEqual(problems, [],
+                         f"the model was sent an invalid transcript, {_shape(sent)}: "
+                         f"{problems}. Lesson 10's context_for_model answers the dangling c1 "
+                         "in the view; the log itself needs no mending.")
+        self.assertEqual(h.messages[-1], answer,
+                         f"the record ends {_shape(h.messages)}; expected the model's answer.")
+
+
+# ------------------------------------------------------------------- lab 2: nobody's loop saves
+
+class Lab2(_LabCase):
+
+    def test_saver_only(self):
+        """The three-file job with h.subscribe(persist_to(log)) as the only saving: the log holds
+        one entry for each message_end, in the same order, and log.replay() equals
+        list(h.messages)."""
+        ws = lab.Workspace()
+        h, log, _ = _job(ws)
+        h.subscribe(harness.persist_to(log))
+        ended = [event["message"] for event in _consume(h.prompt(JOB))
+                 if event["type"] == "message_end"]
+        entries = log.entries()
+        logged = [entry.get("message") for entry in entries]
+        self.assertEqual(logged, ended,
+                         f"the log holds {_shape(logged)}; the run announced {_shape(ended)} "
+                         "as message_end events. Expected one entry per message_end, in order, "
+                         "and none for any other event.")
+        self.assertEqual([entry["id"] for entry in entries],
+                         [f"e{n}" for n in range(1, len(entries) + 1)],
+                         "the entry ids are not e1, e2, ... in order.")
+        self.assertEqual(log.replay(), list(h.messages),
+                         f"log.replay() is {_shape(log.replay())} but the record is "
+                         f"{_shape(h.messages)}; expected them equal.")
+
+    def test_power_cut(self):
+        """power_cut() strikes during model call 3, once a.py and b.py are written. On the rebooted
+        disk, Harness(..., messages=log.replay()) sends the model all five finished messages,
+        writes c.py and nothing else, and the log still equals the record."""
+        ws = lab.Workspace()
+        h, log, _ = _job(ws, [_writer, _writer, lab.power_cut()])
+        h.subscribe(harness.persist_to(log))
+        try:
+            _consume(h.prompt(JOB))
+        except lab.PowerCut:
+            pass
+        else:
+            self.fail("the power cut scripted for model call 3 never happened: the run ended "
+                      f"with {_shape(h.messages)}.")
+        finished = list(h.messages)
+        self.assertEqual(_py_writes(ws), ["a.py", "b.py"],
+                         f"before the cut the job wrote {_py_writes(ws)}; expected a.py, b.py.")
+
+        disk = ws.reboot()
+        since = len(disk.writes)
+        h, log, model = _job(disk)
+        h.subscribe(harness.persist_to(log))
+        _consume(h.prompt("The power went out. Carry on."))
+        sent = list(model.calls[0].messages) if model.calls else []
+        self.assertEqual(sent[:-1], finished,
+                         f"after the reboot the model was first sent {_shape(sent)}; expected "
+                         f"the {len(finished)} messages finished before the cut, "
+                         f"{_shape(finished)}, then the new prompt. Is every message_end "
+                         "appended to the log?")
+        self.assertEqual(_py_writes(disk, since), ["c.py"],
+                         f"after the reboot the agent wrote {_py_writes(disk, since)}; expected "
+                         "only c.py: the log says a.py and b.py are done.")
+        self.assertEqual(log.replay(), list(h.messages),
+                         f"log.replay() is {_shape(log.replay())} but the record is "
+                         f"{_shape(h.messages)}; expected them equal.")
+
+    def test_three_consumers(self):
+        """One job, consumed three ways: by a bare lab.drive(h.prompt(...)), by a loop that passes
+        each event to JsonRenderer, and by one that passes each to FinalTextRenderer. The three
+        session files are identical and complete."""
+        files = {}
+        for way in ("lab.drive", "JsonRenderer", "FinalTextRenderer"):
+            ws = lab.Workspace()
+            h, log, _ = _job(ws)
+            h.subscribe(harness.persist_to(log))
+            with contextlib.redirect_stdout(io.StringIO()):    # the renderers' output
+                if way == "lab.drive":
+                    lab.drive(h.prompt(JOB))
+                else:
+                    frontend = getattr(harness, way)()
+                    for event in h.prompt(JOB):
+                        frontend.render(event)
+                    frontend.finish()
+            self.assertEqual(log.replay(), list(h.messages),
+                             f"consumed by {way}, the log replays {_shape(log.replay())} but "
+                             f"the record is {_shape(h.messages)}; expected every message.")
+            self.assertTrue(h.messages and harness.text_of(h.messages[-1]) == DONE,
+                            f"consumed by {way}, the job did not finish: {_shape(h.messages)}.")
+            files[way] = ws.read_text(LOG) if ws.exists(LOG) else ""
+        sizes = {way: len(text.splitlines()) for way, text in files.items()}
+        self.assertEqual(len(set(files.values())), 1,
+                         f"the three session files differ (lines: {sizes}); expected the same "
+                         "file whoever consumes the run: the saver is not in anybody's loop.")
+
+    def test_close_after_k(self):
+        """The consumer closes the run after k events, for every possible k: the listener has heard
+        exactly those k events, and whenever it heard a message_end, that message was already
+        the last of h.messages."""
+        h, _, _ = _job(lab.Workspace())
+        total = len(_consume(h.prompt(JOB)))
+        for k in range(1, total + 1):
+            h, _, _ = _job(lab.Workspace())
+            heard, late = [], []
+
+            def listener(event, h=h, heard=heard, late=late):
+                heard.append(event)
+                if event["type"] == "message_end" and (
+                        not h.messages or h.messages[-1] is not event["message"]):
+                    late.append(len(heard))
+
+            h.subscribe(listener)
+            run = h.prompt(JOB)
+            taken = [next(run) for _ in range(k)]
+            run.close()
+            self.assertTrue(len(heard) == k and all(a is b for a, b in zip(heard, taken)),
+                            f"closed after {k} of {total} events (the last handed over: "
+                            f"{taken[-1]['type']}), the listener had heard {len(heard)} of "
+                            f"them; expected exactly those {k}. Call the listeners before the "
+                            "yield: a consumer that closes the run never asks for the line "
+                            "after it.")
+            self.assertEqual(late, [],
+                             f"closed after {k} events, the listener heard a message_end "
+                             f"(event {late[:1]}) whose message was not yet the last of "
+                             "h.messages. The record changes first, then listeners hear of it.")
+
+    def test_close_after_k_saved(self):
+        """Close after every k with persist_to subscribed: list(h.messages) equals log.replay() at
+        each k, two more prompts get answers, and the log on the rebooted disk still equals the
+        record."""
+        h, _, _ = _job(lab.Workspace())
+        total = len(_consume(h.prompt(JOB)))
+        for k in range(1, total + 1):
+            ws = lab.Workspace()
+            h, log, _ = _job(ws)
+            h.subscribe(harness.persist_to(log))
+            run = h.prompt(JOB)
+            last = [next(run) for _ in range(k)][-1]
+            run.close()
+            self.assertEqual(log.replay(), list(h.messages),
+                             f"closed after {k} of {total} events (the last: {last['type']}), "
+                             f"the log replays {_shape(log.replay())} but the record is "
+                             f"{_shape(h.messages)}; expected them equal at every event.")
+            for prompt in ("Carry on.", "Anything left?"):
+                try:
+                    _consume(h.prompt(prompt))
+                except RuntimeError as error:
+                    self.fail(f"closed after {k} events, the next prompt raised "
+                              f"RuntimeError: {error}. A closed run must leave the harness idle.")
+                self.assert_answered(h, f"closed after {k} events, then prompted {prompt!r}")
+            again = harness.SessionLog(ws.reboot(), LOG).replay()
+            self.assertEqual(again, list(h.messages),
+                             f"closed after {k} events and prompted twice, the log on the "
+                             f"rebooted disk replays {_shape(again)} but the record is "
+                             f"{_shape(h.messages)}.")
+
+    def test_unsubscribe_mid_event(self):
+        """Two listeners, and the first unsubscribes itself on the first event it hears: the second
+        still hears every event, that first one included."""
+        h, _, _ = _job(lab.Workspace())
+        first_heard, second_heard = [], []
+
+        def first(event):
+            first_heard.append(event)
+            undo_first()
+
+        undo_first = h.subscribe(first)
+        h.subscribe(second_heard.append)
+        events = _consume(h.prompt(JOB))
+        self.assertTrue(len(first_heard) == 1 and first_heard[0] is events[0],
+                        f"the first listener heard {len(first_heard)} events; expected just "
+                        "the first, after which it unsubscribed.")
+        missed = [n for n, event in enumerate(events, 1)
+                  if not any(event is heard for heard in second_heard)]
+        self.assertEqual(missed, [],
+                         f"the second listener missed event(s) {missed} of {len(events)} "
+                         f"(the first: {events[missed[0] - 1]['type'] if missed else ''}). "
+                         "Expected it to hear every one. Walk a copy of the listener list: "
+                         "removing from the list a for loop is walking makes it skip the next.")
+        self.assertEqual(len(second_heard), len(events),
+                         f"the second listener heard {len(second_heard)} events; the run had "
+                         f"{len(events)}.")
+
+    def test_undo_twice(self):
+        """Two listeners on one harness, and the first one's undo is called twice: the second still
+        hears the next run, the first hears none of it, and a listener on another harness hears
+        nothing of this one."""
+        h, _, _ = _job(lab.Workspace())
+        other, _, _ = _job(lab.Workspace())
+        first, second, elsewhere = [], [], []
+        undo = h.subscribe(first.append)
+        h.subscribe(second.append)
+        other.subscribe(elsewhere.append)
+        undo()
+        try:
+            undo()
+        except Exception as error:
+            self.fail(f"calling the undo a second time raised {type(error).__name__}: {error}. "
+                      "Expected it to do nothing: take the listener off only if it is still "
+                      "on the list.")
+        events = _consume(h.prompt(JOB))
+        self.assertEqual(first, [], f"the undone listener heard {len(first)} events of the "
+                         "next run; expected none.")
+        self.assertTrue(len(second) == len(events)
+                        and all(a is b for a, b in zip(second, events)),
+                        f"the second listener heard {len(second)} of the run's {len(events)} "
+                        "events; expected all of them. Did the second undo take off a listener "
+                        "that was not its own?")
+        self.assertEqual(elsewhere, [],
+                         f"a listener on another harness heard {len(elsewhere)} events of this "
+                         "one; expected none. Keep the listeners on the instance (self), made "
+                         "in __init__, not on the class.")
+        other_events = _consume(other.prompt(JOB))
+        self.assertEqual(len(elsewhere), len(other_events),
+                         f"the other harness's listener heard {len(elsewhere)} of its own run's "
+                         f"{len(other_events)} events; expected all of them.")
+
+    def test_listener_raises(self):
+        """A listener raises OSError("disk full") at the first message_end: the error reaches the
+        run's consumer, the harness is idle again, and the next prompt is accepted."""
+        h, _, _ = _job(lab.Workspace())
+        raised = []
+
+        def full_disk(event):
+            if event["type"] == "message_end" and not raised:
+                raised.append(event)
+                raise OSError("disk full")
+
+        h.subscribe(full_disk)
+        caught = None
+        try:
+            _consume(h.prompt(JOB))
+        except OSError as error:
+            caught = error
+        self.assertTrue(raised, "the listener never heard a message_end.")
+        self.assertTrue(caught is not None and "disk full" in str(caught),
+                        "the listener raised OSError('disk full') and the run went on as if "
+                        "nothing had happened; expected the error to reach the consumer. Catch "
+                        "nothing around the listeners: a saver that cannot save must not be "
+                        "silent.")
+        self.assertFalse(h.is_running,
+                         "after the listener's error ended the run, h.is_running is still "
+                         "True; expected False. Reset it in a finally, which runs however the "
+                         "run ends.")
+        try:
+            _consume(h.prompt("Try again."))
+        except RuntimeError as error:
+            self.fail(f"the next prompt raised RuntimeError: {error}; expected it accepted.")
+        self.assert_answered(h, "after the listener's error, the next prompt ran, and")
+
+    def test_torn_log_stops_run(self):
+        """The session file ends in a torn line, so the log refuses every append. With
+        h.subscribe(persist_to(log)), the first prompt ends with that error in front of the
+        run's consumer, and the file is left untouched."""
+        lines = [_line(n) for n in range(1, 4)]
+        torn = "".join(lines)[:-(len(lines[2]) // 2)]
+        ws = lab.Workspace({LOG: torn})
+        log = harness.SessionLog(ws, LOG)
+        model = lab.ScriptedModel([lab.forever(_writer)])
+        h = harness.Harness(model, harness.SYSTEM, [harness.make_write_tool(ws)])
+        h.subscribe(harness.persist_to(log))
+        writes = len(_ops(ws, LOG))
+        caught = None
+        try:
+            _consume(h.prompt(JOB))
+        except ValueError as error:
+            caught = error
+        self.assertTrue(caught is not None and re.search(r"\bline 3\b", str(caught)),
+                        f"the run ended with {_shape(h.messages)} and "
+                        f"{'no error' if caught is None else repr(caught)}; expected the log's "
+                        "ValueError naming line 3 to reach the consumer. persist_to catches "
+                        "nothing, and neither does _notify.")
+        self.assertEqual(ws.read_text(LOG), torn, "the torn session file was changed; expected "
+                         "it untouched.")
+        self.assertEqual(len(_ops(ws, LOG)), writes, "the torn session file was written to; "
+                         "expected no writes.")

@@ -1,0 +1,390 @@
+"""The lab test runner: checks the reader's harness.py against one lesson's lab tests.
+
+    python lab/lab_check.py --harness harness.py --lesson 11 tests.py [--lab 1] [--timeout 30]
+
+Run it from a lab folder (harness.py, tests.py, lab/). It prints one line per test, in the order
+the tests are written, named by the test's sentence (its docstring, the checklist line of the
+page): `PASS  <sentence>`, or `FAIL  <sentence>` and under it what was expected and what happened.
+The last line is `N passed, N failed`. Exit status: 0 when every selected test passed, 1 when one
+did not, 2 for bad usage (a missing file, a lab the tests do not have).
+
+The page runs the same module in Pyodide: `run(harness_path, tests_path, lab=None)` returns one
+dict per test, and `sentences(tests_path)` lists the tests without running them. A test that never
+returns cannot be stopped from inside Pyodide, so the page enforces its own time limit (it ends the
+worker). Under CPython `--timeout` stops a test after that many seconds (SIGALRM, so Unix only).
+
+Built on unittest and the standard library only, for CPython 3.10+ and Pyodide. Why unittest and
+not pytest: it ships with every Python, including the one in the page.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib.util
+import io
+import linecache
+import re
+import signal
+import sys
+import threading
+import traceback
+import types
+import unittest
+from pathlib import Path
+from typing import Callable
+
+LAB_CLASS = re.compile(r"^Lab(\d+)$")
+INDENT = " " * 6          # lines up under the sentence, after "PASS  " / "FAIL  "
+PRINTED_LINES = 12        # at most this many lines of what a failing test printed are shown
+
+__all__ = ["run", "sentences", "main", "UsageError"]
+
+
+class UsageError(ValueError):
+    """The runner was asked for something that is not there: a missing file, an unknown lab, a
+    tests file that does not load. The command line exits 2 on it."""
+
+
+class _TimeLimit(BaseException):
+    """Raised inside a test that ran past --timeout. A BaseException, so that the reader's
+    `except Exception` cannot swallow it."""
+
+
+# ---------------------------------------------------------------------------- listing the tests
+
+def _sentence(doc: str | None, name: str) -> str:
+    """A docstring as one checklist line: its words, joined by single spaces. A test without a
+    docstring is named by its method, so that it is still announced."""
+    return " ".join(doc.split()) if doc and doc.strip() else name
+
+
+def sentences(tests_path: str | Path) -> list[tuple[str, int, str]]:
+    """(id, lab, sentence) for every lab test in the file, in the order they are written, without
+    running or importing anything: the build prints the checklist from this. id is
+    "Lab1.test_ids"; lab is the number in the class name."""
+    path = Path(tests_path)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such tests file")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as error:
+        raise UsageError(f"{path.name} does not load: {_import_error(path, error)}") from None
+    found = []
+    for node in tree.body:
+        match = LAB_CLASS.match(node.name) if isinstance(node, ast.ClassDef) else None
+        if not match:
+            continue
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name.startswith("test"):
+                found.append((f"{node.name}.{item.name}", int(match.group(1)),
+                              _sentence(ast.get_docstring(item), item.name)))
+    return found
+
+
+# ------------------------------------------------------------------------------ loading modules
+
+def _folder_above_lab() -> Path:
+    """The lab folder: the one that holds lab/, where this file lives. `import lab` must find
+    the lab package there, whichever directory the command was run from."""
+    return Path(__file__).resolve().parent.parent
+
+
+def _forget(names: tuple[str, ...]) -> None:
+    """Drop modules (and their submodules) from sys.modules, so the next import is fresh: every
+    run must see the reader's file as it is now, and a lab world nobody else has touched."""
+    for key in list(sys.modules):
+        if key in names or key.startswith(tuple(n + "." for n in names)):
+            if sys.modules[key] is not sys.modules.get(__name__):
+                del sys.modules[key]
+
+
+def _load(name: str, path: Path) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"{path}: cannot be loaded as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _where(path: Path, lineno: int | None) -> str:
+    """`harness.py, line 12`, with the source line under it when there is one."""
+    if not lineno:
+        return path.name
+    text = linecache.getline(str(path), lineno).strip()
+    return f"{path.name}, line {lineno}" + (f":\n    {text}" if text else "")
+
+
+def _import_error(path: Path, error: BaseException) -> str:
+    """Why harness.py does not import, naming its line."""
+    if isinstance(error, _TimeLimit):
+        return str(error)
+    if isinstance(error, SyntaxError) and error.filename and Path(error.filename) == path:
+        where = f"{path.name}, line {error.lineno}"
+        text = (error.text or "").rstrip("\n")
+        shown = ""
+        if text.strip():
+            stripped = text.lstrip()
+            caret = max((error.offset or 1) - 1 - (len(text) - len(stripped)), 0)
+            shown = f"\n    {stripped}\n    {' ' * caret}^"
+        return f"{where}: {type(error).__name__}: {error.msg}{shown}"
+    frame = _innermost(error, path)
+    where = _where(path, frame.lineno) if frame else path.name
+    return f"{where}\n{type(error).__name__}: {error}"
+
+
+def _innermost(error: BaseException, path: Path) -> traceback.FrameSummary | None:
+    """The deepest frame of the traceback that is in `path`: the reader's line that raised, or
+    called what raised."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename and _same(f.filename, path)]
+    return frames[-1] if frames else None
+
+
+def _same(filename: str, path: Path) -> bool:
+    try:
+        return Path(filename).resolve() == path.resolve()
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------------- running the tests
+
+class _Collect(unittest.TestResult):
+    """Keeps one outcome per test, in the order unittest reports them."""
+
+    def __init__(self, harness: Path, tests: Path, printed: io.StringIO) -> None:
+        super().__init__()
+        self.harness, self.tests, self.printed = harness, tests, printed
+        self.outcomes: dict[str, tuple[str, str]] = {}
+
+    def startTest(self, test: unittest.TestCase) -> None:
+        super().startTest(test)
+        self.printed.seek(0)
+        self.printed.truncate()
+
+    def addSuccess(self, test: unittest.TestCase) -> None:
+        self.outcomes.setdefault(_test_id(test), ("pass", ""))
+
+    def addFailure(self, test: unittest.TestCase, err) -> None:
+        self.outcomes[_test_id(test)] = ("fail", self._with_printed(self._failure(err[1])))
+
+    def addError(self, test: unittest.TestCase, err) -> None:
+        self.outcomes[_test_id(test)] = ("error", self._with_printed(self._error(err[1])))
+
+    def addSkip(self, test: unittest.TestCase, reason: str) -> None:
+        self.outcomes[_test_id(test)] = ("fail", f"skipped: {reason}")
+
+    def addSubTest(self, test, subtest, err) -> None:
+        if err is not None:
+            (self.addFailure if issubclass(err[0], AssertionError) else self.addError)(test, err)
+
+    def _failure(self, error: BaseException) -> str:
+        message = str(error).strip()
+        # unittest's own wording ("False is not true") says nothing to a reader; point at the check.
+        if not message or re.fullmatch(r"(True|False|None) is not (true|false|None)", message):
+            frames = [f for f in traceback.extract_tb(error.__traceback__)
+                      if _same(f.filename, self.tests)]
+            check = _where(self.tests, frames[-1].lineno) if frames else "the test"
+            message = f"a check failed ({message or 'no message'}) at {check}"
+        return message
+
+    def _error(self, error: BaseException) -> str:
+        if isinstance(error, _TimeLimit):
+            return str(error)
+        name = type(error).__name__
+        detail = f"{name}: {error}" if str(error) else name
+        frame = _innermost(error, self.harness)
+        if frame is not None:
+            return f"your code raised {detail}\nat {_where(self.harness, frame.lineno)}"
+        frames = traceback.extract_tb(error.__traceback__)
+        last = frames[-1] if frames else None
+        where = (f"{Path(last.filename).name}, line {last.lineno}, in {last.name}"
+                 if last else "the test")
+        return f"the test stopped on {detail}\nraised at {where}"
+
+    def _with_printed(self, message: str) -> str:
+        lines = self.printed.getvalue().splitlines()
+        if not lines:
+            return message
+        shown = lines[-PRINTED_LINES:]
+        cut = f" (the last {len(shown)} of {len(lines)} lines)" if len(shown) < len(lines) else ""
+        return message + f"\nit printed{cut}:\n" + "\n".join("  " + line for line in shown)
+
+
+def _test_id(test: unittest.TestCase) -> str:
+    return f"{type(test).__name__}.{test._testMethodName}"
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None):
+    """Stop the test after `seconds` where CPython can: SIGALRM, in the main thread only. In
+    Pyodide (and on Windows) this does nothing, and the page's own limit applies."""
+    usable = (seconds and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _TimeLimit(f"did not finish within {seconds:g} seconds: is something waiting "
+                         "forever, or looping without end?")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _classes(module: types.ModuleType) -> list[tuple[int, type]]:
+    """The lab classes of a tests module, in the order they are written."""
+    return [(int(LAB_CLASS.match(name).group(1)), value) for name, value in vars(module).items()
+            if LAB_CLASS.match(name) and isinstance(value, type)
+            and issubclass(value, unittest.TestCase)]
+
+
+def _methods(cls: type) -> list[str]:
+    """The test methods of a class in definition order (unittest itself sorts them by name)."""
+    return [name for name, value in vars(cls).items()
+            if name.startswith("test") and callable(value)]
+
+
+def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None, *,
+        timeout: float | None = None,
+        report: Callable[[dict], None] | None = None) -> list[dict]:
+    """Run the lab tests of `tests_path` (all of them, or lab `lab`'s) against the harness file
+    `harness_path`, loaded as the module `harness`, fresh. Returns one dict per test, in order:
+    {"id": "Lab1.test_ids", "lab": 1, "sentence": ..., "status": "pass"|"fail"|"error",
+    "message": ...}. "fail" is a check that did not hold, "error" an exception, in the reader's
+    code or at its import. `report` is called with each dict as soon as it is known, so a
+    command line can print while the rest run. Raises UsageError for a missing file or an
+    unknown lab."""
+    harness, tests = Path(harness_path).resolve(), Path(tests_path).resolve()
+    for path, what in ((harness, "harness"), (tests, "tests")):
+        if not path.is_file():
+            raise UsageError(f"{Path(harness_path if what == 'harness' else tests_path)}: "
+                             f"no such {what} file")
+    listed = sentences(tests)
+    labs = sorted({number for _, number, _ in listed})
+    if lab is not None and lab not in labs:
+        raise UsageError(f"{tests.name} has no tests for lab {lab}; it has "
+                         + (", ".join(f"lab {n}" for n in labs) or "none"))
+    listed = [item for item in listed if lab is None or item[1] == lab]
+
+    folder = str(_folder_above_lab())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    _forget(("harness", "lab"))
+    results: list[dict] = []
+
+    def record(test_id: str, number: int, sentence: str, status: str, message: str) -> None:
+        result = {"id": test_id, "lab": number, "sentence": sentence, "status": status,
+                  "message": message}
+        results.append(result)
+        if report:
+            report(result)
+
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            with _time_limit(timeout):
+                _load("harness", harness)
+    except (Exception, SystemExit, _TimeLimit) as error:  # SyntaxError too: the reader's file
+        message = f"{harness.name} does not import: {_import_error(harness, error)}"
+        for test_id, number, sentence in listed:
+            record(test_id, number, sentence, "error", message)
+        return results
+
+    try:
+        module = _load("_lab_tests", tests)
+    except Exception as error:
+        raise UsageError(f"{tests.name} does not load: {_import_error(tests, error)}") from error
+
+    classes = dict((cls.__name__, (number, cls)) for number, cls in _classes(module))
+    for test_id, number, sentence in listed:
+        class_name, method = test_id.split(".")
+        if class_name not in classes or method not in _methods(classes[class_name][1]):
+            record(test_id, number, sentence, "error", f"{test_id} is written in {tests.name} "
+                   "but could not be found when it was loaded")
+            continue
+        cls = classes[class_name][1]
+        collect = _Collect(harness, tests, printed)
+        suite = unittest.TestSuite([cls(method)])
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            try:
+                with _time_limit(timeout):
+                    suite.run(collect)
+            except _TimeLimit as stop:       # the limit fell between unittest's own handlers
+                collect.outcomes[test_id] = ("error", str(stop))
+        status, message = collect.outcomes.get(test_id, ("error", "the test did not run"))
+        record(test_id, number, sentence, status, message)
+    return results
+
+
+# ---------------------------------------------------------------------------- the command line
+
+def _print_result(result: dict) -> None:
+    mark = "PASS" if result["status"] == "pass" else "FAIL"
+    print(f"{mark}  {result['sentence']}")
+    for line in result["message"].splitlines():
+        print(INDENT + line if line.strip() else "")
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line. Returns the exit status: 0 all passed, 1 some failed, 2 bad usage."""
+    parser = argparse.ArgumentParser(
+        prog="lab_check.py", description="Check your harness.py against a lesson's lab tests.")
+    parser.add_argument("--harness", required=True, help="your harness file, e.g. harness.py")
+    parser.add_argument("--lesson", required=True, type=int, help="the lesson number, e.g. 11")
+    parser.add_argument("--lab", type=int, help="run only this lab's tests (1, 2, ...)")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="seconds one test may take before it is stopped (0: no limit)")
+    parser.add_argument("tests", help="the lesson's tests file, e.g. tests.py")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return 0 if exit_.code == 0 else 2
+
+    try:
+        declared = _declared_lesson(Path(args.tests))
+        if declared is not None and declared != args.lesson:
+            raise UsageError(f"{args.tests} holds the tests of lesson {declared}, "
+                             f"not lesson {args.lesson}")
+        if not Path(args.harness).is_file():
+            raise UsageError(f"{args.harness}: no such harness file")
+        scope = f"lab {args.lab}" if args.lab is not None else "all labs"
+        print(f"Lesson {args.lesson}, {scope}: {args.harness} against {args.tests}")
+        results = run(args.harness, args.tests, args.lab, timeout=args.timeout or None,
+                      report=_print_result)
+    except UsageError as error:
+        print(f"lab_check: {error}", file=sys.stderr)
+        return 2
+    passed = sum(result["status"] == "pass" for result in results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+def _declared_lesson(tests: Path) -> int | None:
+    """The LESSON = N a tests file declares, read without running it; None if it declares none."""
+    if not tests.is_file():
+        raise UsageError(f"{tests}: no such tests file")
+    for node in ast.parse(tests.read_text(encoding="utf-8"), filename=str(tests)).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "LESSON"
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int)):
+            return node.value.value
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
