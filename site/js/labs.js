@@ -1,0 +1,223 @@
+// Labs: an editor holding the reader's harness.py (at first the lab's starting file), "Run tests"
+// (lab_check in the worker, the very runner the downloaded folder uses), the checklist marked
+// test by test, and the lab folder as a zip made here in the browser.
+import { request } from "./python.js";
+import { mountEditor, loadEditor } from "./editors.js";
+import { saved, update, hashText } from "./storage.js";
+import { makeZip, download } from "./zip.js";
+import { onState } from "./python.js";
+
+const SITE = new URL("../../", import.meta.url);
+const TEST_TIMEOUT = 60; // seconds for a whole lab's tests
+
+function button(label, className, onClick) {
+  const element = document.createElement("button");
+  element.type = "button";
+  element.className = className;
+  element.textContent = label;
+  element.addEventListener("click", onClick);
+  return element;
+}
+
+async function fetchText(path) {
+  const response = await fetch(new URL(path, SITE));
+  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+  return response.text();
+}
+
+class Lab {
+  constructor(section) {
+    this.section = section;
+    const data = JSON.parse(section.querySelector(".lab-data").textContent);
+    this.lesson = Number(data.lesson ?? section.dataset.lesson);
+    this.number = Number(data.lab ?? section.dataset.lab);
+    this.key = `${this.lesson}-${this.number}`;
+    this.starting = data.starting;
+    this.tests = data.tests;
+    this.code = section.querySelector(".lab-starting");
+    if (!this.code) {
+      this.code = document.createElement("pre");
+      this.code.className = "lab-starting";
+      this.code.textContent = this.starting;
+      section.querySelector(".lab-data").after(this.code);
+    }
+    this.list = section.querySelector(".lab-tests");
+    this.editor = null;
+    this.build();
+    this.restore();
+  }
+
+  build() {
+    const bar = document.createElement("div");
+    bar.className = "lab-bar";
+    this.runButton = button("Run tests", "lab-run", () => this.runTests());
+    this.resetButton = button("Reset to the starting file", "lab-reset", () => this.reset());
+    this.downloadButton = button("Download this lab's folder (.zip)", "lab-download", () => this.download());
+    bar.append(this.runButton, this.resetButton, this.downloadButton);
+    this.code.after(bar);
+    this.report = document.createElement("div");
+    this.report.className = "lab-report";
+    this.report.setAttribute("aria-live", "polite");
+    (this.list || bar).after(this.report);
+    const open = () => this.openEditor().then(() => this.editor && this.editor.focus());
+    this.code.tabIndex = 0;
+    this.code.addEventListener("pointerdown", open, { once: true });
+  }
+
+  restore() {
+    const mine = saved("labs", this.key);
+    if (mine && typeof mine.code === "string") {
+      this.code.textContent = mine.code;
+      if (mine.base && mine.base !== hashText(this.starting)) this.offerNewVersion();
+    }
+    if (mine && mine.passed) this.section.dataset.passed = "true";
+    this.showDone(Boolean(mine && mine.passed));
+  }
+
+  offerNewVersion() {
+    const notice = document.createElement("p");
+    notice.className = "lab-notice";
+    notice.textContent = "This lab's starting file has changed since you edited it. Your harness.py is kept. ";
+    notice.append(
+      button("Start again from the new starting file", "lab-take-new", () => { this.reset(); notice.remove(); }),
+      button("Keep mine", "lab-keep", () => { update("labs", this.key, { base: hashText(this.starting) }); notice.remove(); }));
+    this.code.before(notice);
+  }
+
+  openEditor() {
+    this.opening ??= mountEditor(this.code, this.currentText(), {
+      label: `harness.py for lab ${this.lesson}.${this.number}`,
+      onRun: () => this.runTests(),
+      onChange: (text) => this.edited(text),
+    }).then((editor) => { this.editor = editor; });
+    return this.opening;
+  }
+
+  currentText() {
+    if (this.editor) return this.editor.getText();
+    const mine = saved("labs", this.key);
+    return mine && typeof mine.code === "string" ? mine.code : this.starting;
+  }
+
+  edited(text) {
+    if (text === this.starting) update("labs", this.key, { code: undefined, base: undefined });
+    else update("labs", this.key, { code: text, base: hashText(this.starting) });
+  }
+
+  reset() {
+    if (this.editor) this.editor.setText(this.starting);
+    else this.code.textContent = this.starting;
+    update("labs", this.key, { code: undefined, base: undefined });
+  }
+
+  showDone(passed) {
+    for (const done of this.section.querySelectorAll(".lab-done, [data-lab-done]")) done.hidden = !passed;
+  }
+
+  item(id) {
+    if (!this.list) return null;
+    for (const li of this.list.querySelectorAll("li[data-test]")) {
+      const test = li.dataset.test;
+      if (id === test || id.endsWith(`.${test}`)) return li;
+    }
+    return null;
+  }
+
+  async runTests() {
+    if (this.running) return;
+    this.running = true;
+    this.runButton.disabled = true;
+    this.section.dataset.state = "running";
+    this.report.textContent = "Running the tests…";
+    const text = this.currentText();
+    const result = await request(
+      { type: "test", lesson: this.lesson, lab: this.number, tests: this.tests, harness: text },
+      { timeout: TEST_TIMEOUT });
+    this.running = false;
+    this.runButton.disabled = false;
+    if (result.type === "results") this.show(result.results, text);
+    else {
+      this.section.dataset.state = "failed";
+      this.report.textContent = result.type === "stopped"
+        ? `The tests were stopped: ${result.reason}.` : `The tests could not run: ${result.reason}`;
+    }
+  }
+
+  show(results, text) {
+    for (const li of this.list ? this.list.querySelectorAll("li[data-test]") : []) {
+      li.dataset.status = "";
+      li.querySelector(".test-message")?.remove();
+    }
+    this.report.textContent = "";
+    let passed = 0;
+    let failed = 0;
+    for (const result of results) {
+      const li = this.item(String(result.id));
+      const ok = result.status === "pass";
+      ok ? passed++ : failed++;
+      if (li) {
+        li.dataset.status = ok ? "pass" : "fail";
+        if (!ok && result.message) {
+          const message = document.createElement("pre");
+          message.className = "test-message";
+          message.textContent = result.message;
+          li.append(message);
+        }
+      } else if (!ok) {
+        // Not a test of the list: the harness did not import, or the runner itself reported.
+        const message = document.createElement("pre");
+        message.className = "lab-error";
+        message.textContent = result.message || result.sentence || String(result.id);
+        this.report.append(message);
+      }
+    }
+    const total = this.list ? this.list.querySelectorAll("li[data-test]").length : results.length;
+    const all = results.length > 0 && failed === 0 && passed >= total;
+    const summary = document.createElement("p");
+    summary.className = "lab-summary";
+    summary.textContent = all ? `All ${passed} tests pass.` : `${passed} passed, ${failed} failed.`;
+    this.report.prepend(summary);
+    this.section.dataset.state = all ? "pass" : "fail";
+    this.section.dataset.passed = String(all || this.section.dataset.passed === "true");
+    if (all) {
+      update("labs", this.key, { passed: true, passedCode: text, useMine: saved("labs", this.key)?.useMine ?? true });
+      this.showDone(true);
+    }
+  }
+
+  async download() {
+    try {
+      const listing = JSON.parse(await fetchText("py/files.json"));
+      const files = (Array.isArray(listing) ? listing : listing.files).filter((name) => name.startsWith("lab/"));
+      const folder = `lesson-${String(this.lesson).padStart(2, "0")}`;
+      const tests = this.tests.startsWith("py/") ? this.tests : `py/${this.tests}`;
+      const entries = [
+        [`${folder}/harness.py`, this.currentText()],
+        [`${folder}/tests.py`, await fetchText(tests)],
+      ];
+      for (const name of files) entries.push([`${folder}/${name}`, await fetchText(`py/${name}`)]);
+      download(makeZip(entries), `${folder}-lab-${this.number}.zip`);
+    } catch (error) {
+      this.report.textContent = `The download could not be made: ${error.message}`;
+    }
+  }
+}
+
+export const labs = [];
+
+export function init() {
+  for (const section of document.querySelectorAll("section.lab[data-lab]")) {
+    try {
+      labs.push(new Lab(section));
+    } catch (error) {
+      console.error(`lab ${section.id}: ${error.message}`);
+    }
+  }
+  if (labs.length) {
+    const undo = onState((state) => {
+      if (state !== "ready") return;
+      undo();
+      loadEditor().then(() => labs.forEach((lab) => lab.openEditor()));
+    });
+  }
+}

@@ -1,0 +1,125 @@
+// The course map's side of saved work: each page's progress (labs passed, cells edited, checks
+// answered), and all progress exported as one JSON file or imported from one. An import that is
+// not the book's saved work is refused with a message and changes nothing.
+import { allWork, problem, replaceAll, warn } from "./storage.js";
+import { download } from "./zip.js";
+
+const SITE = new URL("../../", import.meta.url);
+export const EXPORT_KIND = "agent-harness-book progress";
+
+function lessonOf(id) {
+  return String(id).split("-")[0];
+}
+
+/** {pageId: {labsPassed, labs, cellsEdited, answered}} from the saved work and course.json. */
+export function summarize(work, course) {
+  const pages = {};
+  for (const page of course.pages || []) {
+    pages[page.id] = { labsPassed: 0, labs: (page.labs || []).length, cellsEdited: 0, answered: 0 };
+  }
+  const at = (id) => (pages[id] ??= { labsPassed: 0, labs: 0, cellsEdited: 0, answered: 0 });
+  const pageId = (lesson) => {
+    const padded = String(lesson).padStart(2, "0");
+    return pages[padded] ? padded : String(lesson);
+  };
+  for (const [id, lab] of Object.entries(work.labs)) if (lab.passed) at(pageId(lessonOf(id))).labsPassed++;
+  for (const id of Object.keys(work.cells)) at(pageId(lessonOf(id))).cellsEdited++;
+  for (const entry of [...Object.values(work.answers), ...Object.values(work.hints)]) {
+    if (entry.lesson) at(pageId(entry.lesson)).answered++;
+  }
+  return pages;
+}
+
+function describe(progress) {
+  const parts = [];
+  if (progress.labs) parts.push(`${progress.labsPassed} of ${progress.labs} labs passed`);
+  if (progress.cellsEdited) parts.push(`${progress.cellsEdited} cell${progress.cellsEdited === 1 ? "" : "s"} edited`);
+  if (progress.answered) parts.push(`${progress.answered} answered`);
+  return parts.length && (progress.labsPassed || progress.cellsEdited || progress.answered) ? parts.join(", ") : "";
+}
+
+async function showProgress() {
+  let course;
+  try {
+    const response = await fetch(new URL("course.json", SITE));
+    course = await response.json();
+  } catch {
+    course = { pages: [] };
+  }
+  const pages = summarize(allWork(), course);
+  for (const entry of document.querySelectorAll("[data-page]")) {
+    const progress = pages[entry.dataset.page];
+    if (!progress) continue;
+    let slot = entry.querySelector(".page-progress");
+    if (!slot) {
+      slot = document.createElement("span");
+      slot.className = "page-progress";
+      entry.append(slot);
+    }
+    slot.textContent = describe(progress);
+    entry.dataset.progress = progress.labs && progress.labsPassed === progress.labs ? "done"
+      : describe(progress) ? "started" : "none";
+  }
+}
+
+/** The export file's text: the saved work, wrapped with what it is. */
+export function exportText() {
+  return JSON.stringify({ kind: EXPORT_KIND, exported: new Date().toISOString(), work: allWork() }, null, 1);
+}
+
+/** Why `text` cannot be imported, or "" (and the work is then replaced). */
+export function importText(text) {
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    return `it is not JSON (${error.message})`;
+  }
+  if (!data || data.kind !== EXPORT_KIND) return "it is not a progress file exported from this book";
+  const why = problem(data.work);
+  if (why) return `its saved work is damaged: ${why}`;
+  return replaceAll(data.work) ? "" : "it could not be saved here (storage is full or blocked)";
+}
+
+function tools() {
+  let box = document.getElementById("progress-tools");
+  if (!box) {
+    box = document.createElement("section");
+    box.id = "progress-tools";
+    (document.querySelector("main") || document.body).append(box);
+  }
+  box.classList.add("progress-tools");
+  const exportButton = document.createElement("button");
+  exportButton.type = "button";
+  exportButton.className = "progress-export";
+  exportButton.textContent = "Export my progress";
+  exportButton.addEventListener("click", () => {
+    download(new Blob([exportText()], { type: "application/json" }), "agent-harness-book-progress.json");
+  });
+  const label = document.createElement("label");
+  label.className = "progress-import";
+  label.textContent = "Import progress: ";
+  const input = document.createElement("input");
+  input.type = "file";
+  input.accept = "application/json,.json";
+  label.append(input);
+  const message = document.createElement("p");
+  message.className = "progress-message";
+  message.setAttribute("role", "status");
+  input.addEventListener("change", async () => {
+    const file = input.files[0];
+    if (!file) return;
+    const why = importText(await file.text());
+    message.dataset.state = why ? "refused" : "imported";
+    message.textContent = why ? `Not imported: ${why}. Nothing was changed.` : "Progress imported.";
+    input.value = "";
+    if (!why) showProgress();
+  });
+  box.append(exportButton, label, message);
+}
+
+export function init() {
+  if (!document.querySelector("[data-page]") && !document.body.classList.contains("course-map")) return;
+  tools();
+  showProgress().catch((error) => warn(`Progress could not be shown: ${error.message}`));
+}

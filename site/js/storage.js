@@ -1,0 +1,176 @@
+// Saved work: the reader's code (cells and labs), check answers, revealed hints and passed labs,
+// kept in localStorage under one key and written within a second of each change.
+//
+// Format (localStorage["agent-harness-book/work"]):
+//   {"format": 1, "build": "<course.json build of the last save>", "saved": "<ISO time>",
+//    "cells":   {"11-3": {"code": "...", "base": "<hash of the book's text it was edited from>"}},
+//    "labs":    {"11-1": {"code": "...", "base": "<hash of the starting file>", "passed": true,
+//                         "passedCode": "<the text that passed>", "useMine": true}},
+//    "answers": {"<check id>": {"lesson": "11", "value": <anything JSON>}},
+//    "hints":   {"<prompt id>": {"lesson": "11", "shown": 2}}}
+// An edit is never overwritten by a new build: when the book's text changes under it (`base`
+// differs), the page keeps the reader's code and offers the new text.
+//
+// checks.js (or anything else) records with events on document:
+//   book:answer  detail {id, lesson, value}   a check answered, or a prompt's text written
+//   book:hint    detail {id, lesson, shown}   hints revealed so far (a count)
+// and reads back with `saved("answers", id)` / `saved("hints", id)` from this module.
+export const KEY = "agent-harness-book/work";
+export const FORMAT = 1;
+const SECTIONS = ["cells", "labs", "answers", "hints"];
+const DELAY_MS = 300;
+
+let work = empty();
+let timer = 0;
+let loaded = false;
+const changeListeners = new Set();
+
+function empty() {
+  return { format: FORMAT, build: "", saved: "", cells: {}, labs: {}, answers: {}, hints: {} };
+}
+
+/** A short hash of a text (FNV-1a, 32 bits): tells whether the book's text changed. */
+export function hashText(text) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
+/** A visible warning at the top of the page (storage corrupt, full, or an import refused). */
+export function warn(message) {
+  let box = document.getElementById("book-warning");
+  if (!box) {
+    box = document.createElement("div");
+    box.id = "book-warning";
+    box.className = "book-warning";
+    box.setAttribute("role", "alert");
+    document.body.prepend(box);
+  }
+  const line = document.createElement("p");
+  line.textContent = message;
+  box.append(line);
+}
+
+/** Why `data` is not saved work, or "" when it is. */
+export function problem(data) {
+  if (!data || typeof data !== "object" || Array.isArray(data)) return "it is not a JSON object";
+  if (data.format !== FORMAT) return `its format is ${JSON.stringify(data.format)}, not ${FORMAT}`;
+  for (const section of SECTIONS) {
+    const part = data[section];
+    if (!part || typeof part !== "object" || Array.isArray(part)) return `"${section}" is not an object`;
+    for (const [id, entry] of Object.entries(part)) {
+      if (!entry || typeof entry !== "object" || Array.isArray(entry)) return `${section}.${id} is not an object`;
+      if ((section === "cells" || section === "labs") && entry.code !== undefined && typeof entry.code !== "string")
+        return `${section}.${id}.code is not text`;
+      if (section === "labs" && entry.passedCode !== undefined && typeof entry.passedCode !== "string")
+        return `labs.${id}.passedCode is not text`;
+      if (section === "hints" && !Number.isInteger(entry.shown)) return `hints.${id}.shown is not a whole number`;
+    }
+  }
+  return "";
+}
+
+/** Read the saved work (once per page). Corrupt storage is kept aside and reported, never fatal. */
+export function load() {
+  if (loaded) return work;
+  loaded = true;
+  let text = null;
+  try {
+    text = localStorage.getItem(KEY);
+  } catch (error) {
+    warn(`Your saved work cannot be read here (${error.message}); changes will not be kept.`);
+    return work;
+  }
+  if (text === null) return work;
+  try {
+    const data = JSON.parse(text);
+    const why = problem(data);
+    if (why) throw new Error(why);
+    work = { ...empty(), ...data };
+  } catch (error) {
+    try { localStorage.setItem(`${KEY}.corrupt`, text); } catch { /* full: the warning says so */ }
+    warn(`Your saved work was damaged (${error.message}) and could not be restored. ` +
+         `A copy was kept as "${KEY}.corrupt"; the page starts afresh.`);
+  }
+  return work;
+}
+
+/** The saved entry `id` of `section` ("cells", "labs", "answers", "hints"), or undefined. */
+export function saved(section, id) {
+  return load()[section][id];
+}
+
+/** Everything saved: the object export writes. */
+export function allWork() {
+  return load();
+}
+
+/** Merge `fields` into the entry `id` of `section` (null deletes it), and save soon. */
+export function update(section, id, fields) {
+  load();
+  if (fields === null) delete work[section][id];
+  else work[section][id] = { ...(work[section][id] || {}), ...fields };
+  scheduleSave();
+  for (const listener of changeListeners) listener(section, id);
+}
+
+/** Call `listener(section, id)` after every change. */
+export function onChange(listener) {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
+}
+
+function scheduleSave() {
+  clearTimeout(timer);
+  timer = setTimeout(saveNow, DELAY_MS);
+}
+
+let warnedFull = false;
+
+/** Write the work to localStorage now. Returns false (and warns once) when it could not. */
+export function saveNow() {
+  clearTimeout(timer);
+  timer = 0;
+  work.saved = new Date().toISOString();
+  work.build = document.documentElement.dataset.build || work.build || "";
+  try {
+    localStorage.setItem(KEY, JSON.stringify(work));
+    return true;
+  } catch (error) {
+    if (!warnedFull) {
+      warnedFull = true;
+      warn(`Your work could not be saved (${error.name === "QuotaExceededError" ? "storage is full" : error.message}). ` +
+           "Export your progress from the course map to keep it.");
+    }
+    return false;
+  }
+}
+
+/** Replace all saved work with `data` (already checked with problem()). */
+export function replaceAll(data) {
+  work = { ...empty(), ...data, format: FORMAT };
+  loaded = true;
+  return saveNow();
+}
+
+function listen() {
+  document.addEventListener("book:answer", ({ detail }) => {
+    if (detail && detail.id) update("answers", String(detail.id), { lesson: String(detail.lesson ?? ""), value: detail.value ?? null });
+  });
+  document.addEventListener("book:hint", ({ detail }) => {
+    if (detail && detail.id && Number.isInteger(detail.shown))
+      update("hints", String(detail.id), { lesson: String(detail.lesson ?? ""), shown: detail.shown });
+  });
+  // A pending save is written when the tab is hidden or closed.
+  const flush = () => { if (timer) saveNow(); };
+  addEventListener("pagehide", flush);
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
+}
+
+export function init() {
+  load();
+  listen();
+}

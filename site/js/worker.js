@@ -1,0 +1,187 @@
+// The book's Python: Pyodide in a dedicated module worker, so that a runaway cell can never freeze
+// the page. It boots as soon as it is created, fetches the files listed in py/files.json into
+// /book, and then runs one request at a time with the very functions the build used
+// (cellrun.run_cell, lab_check.run), so a cell prints in the page what it printed in the build.
+//
+// Protocol (page -> worker):
+//   {type: "init", interrupt: Int32Array | null}      the shared interrupt buffer, if isolated
+//   {type: "run", id, name, lesson, source, harness}  run a cell; harness: the reader's file text,
+//                                                     or null for the book's reference harness
+//   {type: "test", id, lesson, lab, tests, harness}   run a lab's tests against the reader's text
+// Protocol (worker -> page):
+//   {type: "status", state: "booting" | "ready" | "failed", reason?, ms?}
+//   {type: "out", id, text}                           output so far, batched
+//   {type: "done", id, output, error, capped}         a cell finished (output: the whole text)
+//   {type: "results", id, results}                    lab_check.run's list of dicts
+//   {type: "fail", id, reason, fatal}                 the request could not run; fatal: restart me
+import { loadPyodide } from "../../pyodide/pyodide.mjs";
+
+const SITE = new URL("../../", import.meta.url);
+const ROOT = "/book";
+const OUTPUT_CAP = 200_000;
+const FLUSH_MS = 25; // at most one "out" message per 25 ms: a print loop cannot flood the page
+
+const GLUE = `
+import importlib.util, inspect, json, os, sys
+if ${JSON.stringify(ROOT)} not in sys.path:
+    sys.path.insert(0, ${JSON.stringify(ROOT)})
+import cellrun
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+lab_check = _load("lab_check", ${JSON.stringify(ROOT)} + "/lab/lab_check.py")
+_streams = "write" in inspect.signature(cellrun.run_cell).parameters
+
+def _write_reader(lesson, kind, text):
+    folder = "/reader/lesson%02d" % lesson
+    os.makedirs(folder, exist_ok=True)
+    path = "%s/%s.py" % (folder, kind)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+def page_run_cell(source, lesson, name, harness_text, write):
+    if harness_text is None:
+        harness_path = "%s/reference/lesson%02d.py" % (${JSON.stringify(ROOT)}, lesson)
+    else:
+        harness_path = _write_reader(lesson, "harness", harness_text)
+    options = {"harness_path": harness_path, "lab_dir": ${JSON.stringify(ROOT)}, "name": name}
+    if _streams:
+        options["write"] = write
+    result = cellrun.run_cell(source, **options)
+    return [result.output, result.error if result.error is None else str(result.error)]
+
+def page_run_tests(harness_text, lesson, lab, tests_path):
+    path = _write_reader(lesson, "lab%d" % lab, harness_text)
+    return json.dumps(lab_check.run(path, tests_path, lab=lab))
+`;
+
+let pyodide = null;
+let glue = null;
+let interrupt = null;
+
+const post = (message) => self.postMessage(message);
+
+async function fetchText(path) {
+  const response = await fetch(new URL(path, SITE));
+  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+  return response.text();
+}
+
+async function fetchBookFiles() {
+  const listing = JSON.parse(await fetchText("py/files.json"));
+  const files = Array.isArray(listing) ? listing : listing.files;
+  return Promise.all(files.map(async (name) => [name, await fetchText(`py/${name}`)]));
+}
+
+async function boot() {
+  const started = performance.now();
+  post({ type: "status", state: "booting" });
+  // Pyodide and the book's Python files are fetched at the same time.
+  const files = fetchBookFiles();
+  const loaded = loadPyodide({
+    indexURL: new URL("../../pyodide/", import.meta.url).href,
+    packages: [],
+    fullStdLib: false,
+    stdout: (text) => console.log(text),
+    stderr: (text) => console.warn(text),
+  });
+  const [py, contents] = await Promise.all([loaded, files]);
+  for (const [name, text] of contents) {
+    const path = `${ROOT}/${name}`;
+    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    py.FS.writeFile(path, text, { encoding: "utf8" });
+  }
+  const namespace = py.globals.get("dict")();
+  py.runPython(GLUE, { globals: namespace });
+  glue = {
+    runCell: namespace.get("page_run_cell"),
+    runTests: namespace.get("page_run_tests"),
+  };
+  pyodide = py;
+  if (interrupt) pyodide.setInterruptBuffer(interrupt);
+  post({ type: "status", state: "ready", ms: Math.round(performance.now() - started) });
+}
+
+// Output is gathered here and sent at most every FLUSH_MS, and never beyond OUTPUT_CAP.
+function outputStream(id) {
+  let pending = "";
+  let sent = 0;
+  let last = -Infinity;
+  let capped = false;
+  const flush = () => {
+    if (pending) post({ type: "out", id, text: pending });
+    pending = "";
+    last = performance.now();
+  };
+  const write = (text) => {
+    text = String(text);
+    if (capped) return;
+    const room = OUTPUT_CAP - sent;
+    if (text.length > room) {
+      text = text.slice(0, room);
+      capped = true;
+    }
+    pending += text;
+    sent += text.length;
+    if (capped || performance.now() - last >= FLUSH_MS) flush();
+  };
+  return { write, flush, isCapped: () => capped };
+}
+
+function failure(id, error) {
+  const python = error && error.constructor && error.constructor.name === "PythonError";
+  const reason = python ? String(error.message).trim() : String(error && error.message || error);
+  // A Python error here is a bug in the glue or in cellrun; anything else (a wasm trap, a stack
+  // overflow in the runtime) may have left Pyodide unusable, so the page starts a new worker.
+  post({ type: "fail", id, reason, fatal: !python });
+}
+
+function runCell({ id, name, lesson, source, harness }) {
+  const stream = outputStream(id);
+  try {
+    const result = glue.runCell(source, lesson, name, harness ?? undefined, stream.write);
+    const [output, error] = result.toJs();
+    result.destroy();
+    stream.flush();
+    post({ type: "done", id, output, error, capped: stream.isCapped() || output.length > OUTPUT_CAP });
+  } catch (error) {
+    stream.flush();
+    failure(id, error);
+  }
+}
+
+function runTests({ id, lesson, lab, tests, harness }) {
+  try {
+    const path = tests.startsWith("py/") ? `${ROOT}/${tests.slice(3)}` : tests;
+    const results = JSON.parse(glue.runTests(harness, lesson, lab, path));
+    post({ type: "results", id, results });
+  } catch (error) {
+    failure(id, error);
+  }
+}
+
+const booted = boot().catch((error) => {
+  post({ type: "status", state: "failed", reason: String(error && error.message || error) });
+  throw error;
+});
+
+self.onmessage = async ({ data }) => {
+  if (data.type === "init") {
+    interrupt = data.interrupt;
+    if (pyodide && interrupt) pyodide.setInterruptBuffer(interrupt);
+    return;
+  }
+  try {
+    await booted;
+  } catch (error) {
+    post({ type: "fail", id: data.id, reason: `Python did not start: ${error.message || error}`, fatal: true });
+    return;
+  }
+  if (data.type === "run") runCell(data);
+  else if (data.type === "test") runTests(data);
+};
