@@ -332,12 +332,26 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
 
 # ---------------------------------------------------------------------------- the command line
 
-def _print_result(result: dict) -> None:
-    mark = "PASS" if result["status"] == "pass" else "FAIL"
-    print(f"{mark}  {result['sentence']}")
-    for line in result["message"].splitlines():
-        print(INDENT + line if line.strip() else "")
-    sys.stdout.flush()
+class _Printer:
+    """Prints each result as it arrives. A harness that does not import fails every test for
+    one reason, so that reason is printed once, above them, and each test points at it."""
+
+    def __init__(self, harness_name: str) -> None:
+        self.prefix = f"{harness_name} does not import:"
+        self.shown = False
+
+    def __call__(self, result: dict) -> None:
+        mark = "PASS" if result["status"] == "pass" else "FAIL"
+        message = result["message"]
+        if message.startswith(self.prefix):
+            if not self.shown:
+                print(message)
+                self.shown = True
+            message = f"not run: {self.prefix.removesuffix(':')} (see above)"
+        print(f"{mark}  {result['sentence']}")
+        for line in message.splitlines():
+            print(INDENT + line if line.strip() else "")
+        sys.stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -365,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         scope = f"lab {args.lab}" if args.lab is not None else "all labs"
         print(f"Lesson {args.lesson}, {scope}: {args.harness} against {args.tests}")
         results = run(args.harness, args.tests, args.lab, timeout=args.timeout or None,
-                      report=_print_result)
+                      report=_Printer(Path(args.harness).name))
     except UsageError as error:
         print(f"lab_check: {error}", file=sys.stderr)
         return 2

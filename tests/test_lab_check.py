@@ -1,0 +1,249 @@
+"""The lab test runner as the reader meets it: `python lab/lab_check.py ...` in a lab folder.
+
+Most tests here build a small lab of their own (a harness.py and a tests.py written for the test),
+so each behaviour of the runner is pinned by a file whose every line is known: its order, its
+messages, its exit codes. The last tests run lesson 11's real lab folder: the course harness's
+stages against harness_py/course/tests/lesson11.py.
+"""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAB_PACKAGE = ROOT / "harness_py" / "lab"
+TESTS_11 = ROOT / "harness_py" / "course" / "tests" / "lesson11.py"
+
+HARNESS = textwrap.dedent('''\
+    def add(a, b):
+        return a + b
+
+    def lookup(key):
+        return {}[key]
+
+    def hang():
+        while True:
+            pass
+    ''')
+
+TESTS = textwrap.dedent('''\
+    import unittest
+
+    import harness
+
+    LESSON = 3
+
+
+    class Lab1(unittest.TestCase):
+        longMessage = False
+
+        def test_zebra(self):
+            """add(2, 2) gives 4."""
+            self.assertEqual(harness.add(2, 2), 4, f"add(2, 2) gave {harness.add(2, 2)}")
+
+        def test_apple(self):
+            """lookup("x") finds
+            something."""
+            harness.lookup("x")
+
+
+    class Lab2(unittest.TestCase):
+
+        def test_bare(self):
+            """A check with no message."""
+            print("looking at add(1, 1)")
+            self.assertTrue(harness.add(1, 1) == 3)
+
+        def test_after(self):
+            """add(1, 2) gives 3."""
+            self.assertEqual(harness.add(1, 2), 3)
+    ''')
+
+
+def _lab_folder(tmp_path: Path, harness: str = HARNESS, tests: str = TESTS) -> Path:
+    folder = tmp_path / "lab-folder"
+    shutil.copytree(LAB_PACKAGE, folder / "lab",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "harness.py").write_text(harness, encoding="utf-8")
+    (folder / "tests.py").write_text(tests, encoding="utf-8")
+    return folder
+
+
+def _check(folder: Path, *args: str, lesson: str = "3") -> subprocess.CompletedProcess:
+    command = [sys.executable, "lab/lab_check.py", "--harness", "harness.py",
+               "--lesson", lesson, *args]
+    if not any(arg.endswith(".py") for arg in args):
+        command.append("tests.py")
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
+
+
+def _lines(done: subprocess.CompletedProcess) -> list[str]:
+    return done.stdout.splitlines()
+
+
+def _load_lab_check():
+    spec = importlib.util.spec_from_file_location("lab_check_under_test",
+                                                  LAB_PACKAGE / "lab_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------------- the command line
+
+def test_each_test_is_announced_by_its_sentence_in_written_order(tmp_path):
+    done = _check(_lab_folder(tmp_path))
+    marks = [line for line in _lines(done) if line.startswith(("PASS  ", "FAIL  "))]
+    assert marks == ["PASS  add(2, 2) gives 4.",
+                     "FAIL  lookup(\"x\") finds something.",
+                     "FAIL  A check with no message.",
+                     "PASS  add(1, 2) gives 3."]
+    assert _lines(done)[-1] == "2 passed, 2 failed"
+    assert done.returncode == 1
+
+
+def test_an_exception_in_the_readers_code_names_its_line_of_harness_py(tmp_path):
+    lines = _lines(_check(_lab_folder(tmp_path), "--lab", "1"))
+    at = lines.index('FAIL  lookup("x") finds something.')
+    message = lines[at + 1:at + 4]
+    assert message[0] == "      your code raised KeyError: 'x'"
+    assert message[1] == "      at harness.py, line 5:"
+    assert message[2].strip() == "return {}[key]"
+
+
+def test_a_check_without_a_message_points_at_its_line_and_shows_what_was_printed(tmp_path):
+    lines = _lines(_check(_lab_folder(tmp_path), "--lab", "2"))
+    at = lines.index("FAIL  A check with no message.")
+    message = "\n".join(lines[at + 1:lines.index("PASS  add(1, 2) gives 3.")])
+    assert "tests.py, line 26" in message
+    assert "self.assertTrue(harness.add(1, 1) == 3)" in message
+    assert "looking at add(1, 1)" in message
+    assert "AssertionError" not in message
+
+
+def test_exit_status_is_0_only_when_every_selected_test_passed(tmp_path):
+    tests = TESTS.replace('harness.lookup("x")', 'harness.add(0, 0)')
+    folder = _lab_folder(tmp_path, tests=tests)
+    only_lab_1 = _check(folder, "--lab", "1")
+    assert only_lab_1.returncode == 0
+    assert _lines(only_lab_1)[-1] == "2 passed, 0 failed"
+    assert _check(folder).returncode == 1
+
+
+def test_lab_selects_one_class(tmp_path):
+    done = _check(_lab_folder(tmp_path), "--lab", "2")
+    marks = [line for line in _lines(done) if line.startswith(("PASS", "FAIL"))]
+    assert marks == ["FAIL  A check with no message.", "PASS  add(1, 2) gives 3."]
+    assert _lines(done)[-1] == "1 passed, 1 failed"
+
+
+def test_a_syntax_error_is_reported_with_its_line_and_fails_every_test(tmp_path):
+    broken = HARNESS.replace("def lookup(key):", "def lookup(key:")
+    done = _check(_lab_folder(tmp_path, harness=broken))
+    assert done.returncode == 1
+    assert "harness.py does not import: harness.py, line 4: SyntaxError" in done.stdout
+    assert done.stdout.count("SyntaxError") == 1, "the reason is printed once, above the tests"
+    assert done.stdout.count("FAIL  ") == 4 and "PASS" not in done.stdout
+    assert done.stdout.count("not run: harness.py does not import (see above)") == 4
+    assert _lines(done)[-1] == "0 passed, 4 failed"
+
+
+def test_an_exception_at_import_names_the_line(tmp_path):
+    broken = HARNESS + "\nLIMIT = 1 // 0\n"
+    done = _check(_lab_folder(tmp_path, harness=broken), "--lab", "1")
+    assert done.returncode == 1
+    assert "harness.py, line 11" in done.stdout and "ZeroDivisionError" in done.stdout
+    assert _lines(done)[-1] == "0 passed, 2 failed"
+
+
+def test_a_test_that_hangs_is_stopped_by_timeout_and_the_rest_still_run(tmp_path):
+    tests = TESTS.replace('harness.lookup("x")', "harness.hang()")
+    done = _check(_lab_folder(tmp_path, tests=tests), "--lab", "1", "--timeout", "0.5")
+    assert 'FAIL  lookup("x") finds something.' in done.stdout
+    assert "did not finish within 0.5 seconds" in done.stdout
+    assert _lines(done)[-1] == "1 passed, 1 failed"
+
+
+@pytest.mark.parametrize("args, says", [
+    (("--lab", "3"), "has no tests for lab 3; it has lab 1, lab 2"),
+    (("--harness", "missing.py"), "missing.py: no such harness file"),
+    (("nothere.py",), "nothere.py: no such tests file"),
+    (("--lesson", "11"), "holds the tests of lesson 3, not lesson 11"),
+    (("--lesson", "three"), "invalid int value"),
+])
+def test_bad_usage_exits_2_and_says_why(tmp_path, args, says):
+    folder = _lab_folder(tmp_path)
+    command = [sys.executable, "lab/lab_check.py", "--harness", "harness.py", "--lesson", "3"]
+    command += list(args)
+    if not any(arg.endswith(".py") and arg != "missing.py" for arg in args):
+        command.append("tests.py")
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert says in done.stderr
+
+
+# ------------------------------------------------------------------------- the page's interface
+
+def test_run_returns_one_dict_per_test_with_pass_fail_and_error(tmp_path):
+    folder = _lab_folder(tmp_path)
+    lab_check = _load_lab_check()
+    results = lab_check.run(folder / "harness.py", folder / "tests.py")
+    assert [(r["id"], r["lab"], r["status"]) for r in results] == [
+        ("Lab1.test_zebra", 1, "pass"), ("Lab1.test_apple", 1, "error"),
+        ("Lab2.test_bare", 2, "fail"), ("Lab2.test_after", 2, "pass")]
+    assert all(set(r) == {"id", "lab", "sentence", "status", "message"} for r in results)
+    assert results[1]["sentence"] == 'lookup("x") finds something.'
+    assert [(i, n, s) for i, n, s in lab_check.sentences(folder / "tests.py")] == [
+        (r["id"], r["lab"], r["sentence"]) for r in results]
+
+
+def test_run_loads_the_readers_file_afresh_every_time(tmp_path):
+    folder = _lab_folder(tmp_path)
+    lab_check = _load_lab_check()
+    first = lab_check.run(folder / "harness.py", folder / "tests.py", lab=1)
+    (folder / "harness.py").write_text(HARNESS.replace("return a + b", "return a - b"))
+    second = lab_check.run(folder / "harness.py", folder / "tests.py", lab=1)
+    assert first[0]["status"] == "pass" and second[0]["status"] == "fail"
+    assert second[0]["message"] == "add(2, 2) gave 0"
+
+
+def test_sentences_runs_nothing(tmp_path):
+    tests = TESTS.replace("LESSON = 3", "raise SystemExit('tests.py was run')")
+    folder = _lab_folder(tmp_path, tests=tests)
+    listed = _load_lab_check().sentences(folder / "tests.py")
+    assert [test_id for test_id, _, _ in listed] == [
+        "Lab1.test_zebra", "Lab1.test_apple", "Lab2.test_bare", "Lab2.test_after"]
+
+
+# ------------------------------------------------------------------------- lesson 11, for real
+
+@pytest.fixture(scope="module")
+def course():
+    sys.path.insert(0, str(ROOT / "harness_py"))
+    import stages
+    return stages.load()
+
+
+def test_lesson_11_solution_passes_all_17(tmp_path, course):
+    folder = _lab_folder(tmp_path, harness=course.solution("11.2"),
+                         tests=TESTS_11.read_text(encoding="utf-8"))
+    done = _check(folder, lesson="11")
+    assert _lines(done)[-1] == "17 passed, 0 failed", done.stdout
+    assert done.returncode == 0
+
+
+def test_lesson_11_starting_files_fail_their_labs(tmp_path, course):
+    tests = TESTS_11.read_text(encoding="utf-8")
+    first = _check(_lab_folder(tmp_path / "one", harness=course.starting("11.1"), tests=tests),
+                   "--lab", "1", lesson="11")
+    assert (first.returncode, _lines(first)[-1]) == (1, "0 passed, 8 failed")
+    second = _check(_lab_folder(tmp_path / "two", harness=course.starting("11.2"), tests=tests),
+                    "--lab", "2", lesson="11")
+    assert (second.returncode, _lines(second)[-1]) == (1, "0 passed, 9 failed")
+    assert "SessionLog" in first.stdout and "subscribe" in second.stdout
