@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Build the book: `python build.py [--out DIR]`, or run one file as a cell of a lesson:
+`python build.py run --lesson N FILE.py`.
+
+The stages are in builder/ (load, parse, execute, render, write); this file is only the command
+line. A bad source stops the build with `lessons/<file>:<line>: <what is wrong>` and exit 1, and
+the site that was there before is left as it was."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from builder import cells, course as course_stage
+from builder.errors import BuildError
+from builder.labs import Labs
+from builder.pipeline import build
+from builder.project import Project
+
+
+def run_file(project: Project, lesson: int, path: Path, timeout: float) -> int:
+    """Run FILE exactly as a cell of lesson N runs at build time; print what it printed."""
+    course = course_stage.load(project)
+    page = next((p for p in course.pages if p.kind in ("lesson", "welcome") and p.id.isdigit()
+                 and int(p.id) == lesson), None)
+    if page is None:
+        raise BuildError(project.rel(course.path), 0, f"there is no lesson {lesson}")
+    harness = Labs(project, course).reference(page)
+    try:
+        result = cells.run_sources(project, harness, [("run", path.read_text(encoding="utf-8"), timeout)])
+    except TimeoutError:
+        print(f"{path}: timed out after {timeout:g} s", file=sys.stderr)
+        return 1
+    sys.stdout.write(result["run"].output)
+    return 1 if result["run"].error else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    project = Project.book()
+    try:
+        if argv[:1] == ["run"]:
+            parser = argparse.ArgumentParser(prog="build.py run",
+                                             description="Run FILE as a cell of lesson N runs.")
+            parser.add_argument("--lesson", type=int, required=True)
+            parser.add_argument("--timeout", type=float, default=10.0)
+            parser.add_argument("file", type=Path)
+            args = parser.parse_args(argv[1:])
+            return run_file(project, args.lesson, args.file, args.timeout)
+        parser = argparse.ArgumentParser(prog="build.py", description="Build the book.")
+        parser.add_argument("--out", type=Path, default=project.root / "_site")
+        parser.add_argument("--no-assets", action="store_true",
+                            help="leave out Pyodide and the editor bundle (pages still read)")
+        args = parser.parse_args(argv)
+        build(project, args.out, assets=not args.no_assets)
+        return 0
+    except BuildError as error:
+        print(error, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

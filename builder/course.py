@@ -1,0 +1,156 @@
+"""Stage 1, load: read `lessons/course.yaml`, the order of every page and the Tau pin.
+
+Everything that says where a page is, what comes before it and which stage points it owns is
+worked out here once, so no later stage reads the YAML again."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .errors import BuildError
+from .project import Project
+
+KINDS = ("welcome", "lesson", "checkpoint", "side-quest")
+
+
+@dataclass
+class Page:
+    """One entry of the course: written (it has a `file`) or not yet."""
+
+    id: str
+    kind: str
+    title: str
+    subtitle: str = ""
+    minutes: int | None = None
+    file: str | None = None
+    labs: list[str] = field(default_factory=list)
+    capability: str = ""
+    after: str | None = None
+    line: int = 0                  # where it is in course.yaml
+
+    @property
+    def written(self) -> bool:
+        return self.file is not None
+
+    @property
+    def number(self) -> int | str:
+        """What the page is called by: 11 for lesson "11", "B" for checkpoint B."""
+        return int(self.id) if self.id.isdigit() else self.id
+
+    @property
+    def path(self) -> str:
+        """The page's file in the built site (flat)."""
+        if self.kind == "welcome":
+            return "welcome.html"
+        if self.kind == "lesson":
+            return f"lesson-{self.id}.html"
+        return f"{self.kind}-{self.id.lower()}.html"
+
+    @property
+    def label(self) -> str:
+        """"11", "Checkpoint B", "Side quest S2": how a link to the page names it."""
+        if self.kind == "checkpoint":
+            return f"Checkpoint {self.id}"
+        if self.kind == "side-quest":
+            return f"Side quest {self.id}"
+        if self.kind == "welcome":
+            return self.title
+        return self.id
+
+    def point(self, lab: int) -> str:
+        """The stage point of this lesson's lab `lab` (1-based): "11.2"."""
+        return f"{int(self.id)}.{lab}"
+
+    @property
+    def points(self) -> list[str]:
+        return [self.point(k) for k in range(1, len(self.labs) + 1)] if self.kind == "lesson" else []
+
+
+@dataclass
+class Course:
+    """Every page in reading order, and the Tau commit every citation is pinned to."""
+
+    pages: list[Page]
+    tau_repo: str
+    tau_commit: str
+    path: Path
+
+    def page(self, page_id: str) -> Page | None:
+        return next((p for p in self.pages if p.id == page_id), None)
+
+    @property
+    def written(self) -> list[Page]:
+        return [p for p in self.pages if p.written]
+
+    @property
+    def points(self) -> list[str]:
+        """Every stage point of the course, in order: 1.1 < 1.2 < 2.1 ..."""
+        return [point for page in self.pages for point in page.points]
+
+    def neighbours(self, page: Page) -> tuple[Page | None, Page | None]:
+        """The pages before and after `page` in reading order."""
+        i = self.pages.index(page)
+        return (self.pages[i - 1] if i else None,
+                self.pages[i + 1] if i + 1 < len(self.pages) else None)
+
+    def tau_url(self, path: str, lines: str = "") -> str:
+        """A link to `path` (and lines "a-b" or "a") on GitHub at the pinned commit."""
+        url = f"{self.tau_repo.rstrip('/')}/blob/{self.tau_commit}/{path}"
+        if lines:
+            first, _, last = lines.partition("-")
+            url += f"#L{first}" + (f"-L{last}" if last else "")
+        return url
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A YAML loader that remembers the line of every mapping, for error messages."""
+
+
+def _mapping_with_line(loader: _LineLoader, node: yaml.MappingNode) -> dict:
+    mapping = loader.construct_mapping(node, deep=True)
+    mapping["__line__"] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+
+
+def load(project: Project) -> Course:
+    """Read and check course.yaml: known kinds, unique ids, files that exist, a Tau pin."""
+    path = project.course_file
+    where = project.rel(path)
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+    except FileNotFoundError:
+        raise BuildError(where, 0, "there is no course file") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        raise BuildError(where, mark.line + 1 if mark else 0, f"not valid YAML: {error}") from None
+    tau = data.get("tau") or {}
+    if not tau.get("repo") or not tau.get("commit"):
+        raise BuildError(where, data.get("__line__", 1), "the course needs tau: repo and commit")
+    pages, seen = [], set()
+    for raw in data.get("pages") or []:
+        line = raw.get("__line__", 0)
+        for key in ("id", "kind", "title"):
+            if not raw.get(key):
+                raise BuildError(where, line, f"a page without {key!r}")
+        page = Page(id=str(raw["id"]), kind=raw["kind"], title=raw["title"],
+                    subtitle=raw.get("subtitle", ""), minutes=raw.get("minutes"),
+                    file=raw.get("file"), labs=list(raw.get("labs") or []),
+                    capability=raw.get("capability", ""),
+                    after=str(raw["after"]) if raw.get("after") is not None else None, line=line)
+        if page.kind not in KINDS:
+            raise BuildError(where, line, f"page {page.id}: unknown kind {page.kind!r} "
+                                          f"(one of {', '.join(KINDS)})")
+        if page.id in seen:
+            raise BuildError(where, line, f"page id {page.id!r} appears twice")
+        if page.kind == "lesson" and not page.id.isdigit():
+            raise BuildError(where, line, f"lesson id {page.id!r} is not a number")
+        if page.file and not (project.lessons / page.file).exists():
+            raise BuildError(where, line, f"page {page.id}: lessons/{page.file} does not exist")
+        seen.add(page.id)
+        pages.append(page)
+    return Course(pages=pages, tau_repo=tau["repo"], tau_commit=str(tau["commit"]), path=path)

@@ -1,0 +1,148 @@
+"""Stage 3b, labs: everything a lab shows that is cut from the course's harness and its tests.
+
+The starting files, the reference harness each lesson's cells import, the diffs and the test
+checklists all come from two sources of truth, harness_py/course/harness.py (through
+harness_py/stages.py) and harness_py/course/tests/lessonNN.py (through lab_check.sentences, which
+reads the tests without running them). This module only asks them; it cuts nothing itself.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import types
+from pathlib import Path
+
+from .course import Course, Page
+from .errors import BuildError
+from .html import LabView
+from .project import Project
+
+
+def load_module(path: Path, name: str) -> types.ModuleType:
+    """Import the file at `path` as a module called `name`, without touching sys.path."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def tests_name(page: Page) -> str:
+    return f"lesson{int(page.id):02d}.py"
+
+
+class Labs:
+    """The stages of the course's harness and the tests, as the pages and downloads need them."""
+
+    def __init__(self, project: Project, course: Course) -> None:
+        self.project, self.course = project, course
+        self._stages = None
+        self._sentences: dict[str, list[tuple[str, int, str]]] = {}
+
+    @property
+    def stages(self):
+        """harness_py/stages.py's Stages for the course, parsed once, on first use."""
+        if self._stages is None:
+            stages = load_module(self.project.stages_module, "book_stages")
+            source = self.project.harness_source
+            if not source.exists():
+                raise BuildError(self.project.rel(source), 0, "the course's marked harness is missing")
+            try:
+                self._stages = stages.load(source, points=self.course.points)
+            except stages.MarkerError as error:
+                raise BuildError(self.project.rel(source), error.line, error.message) from None
+        return self._stages
+
+    # -- what cells import ---------------------------------------------------------------------
+
+    def reference(self, page: Page) -> str:
+        """The harness a page's cells import: the solution of the page's last lab, or for a page
+        without labs, of the last lab before it (an empty file before the first lab)."""
+        before = []
+        for other in self.course.pages:
+            before.extend(other.points)
+            if other is page:
+                break
+        if not before:
+            return ""
+        return self.stages.solution(before[-1])
+
+    # -- what a lab section shows -----------------------------------------------------------------
+
+    def tests_file(self, page: Page) -> Path:
+        return self.project.tests_dir / tests_name(page)
+
+    def sentences(self, page: Page) -> list[tuple[str, int, str]]:
+        """(test id, lab, sentence) of the page's tests, read by lab_check without running them."""
+        if page.id not in self._sentences:
+            path = self.tests_file(page)
+            rel = self.project.rel(path)
+            if not path.exists():
+                raise BuildError(rel, 0, f"lesson {page.id} has labs and no tests file")
+            lab_check = load_module(self.project.lab_package / "lab_check.py", "book_lab_check")
+            try:
+                self._sentences[page.id] = [tuple(t) for t in lab_check.sentences(path)]
+            except lab_check.UsageError as error:
+                raise BuildError(rel, 0, str(error)) from None
+        return self._sentences[page.id]
+
+    def views(self, page: Page, rel: str) -> dict[int, LabView]:
+        """A LabView for every lab of `page`."""
+        views = {}
+        tests = self.sentences(page) if page.labs else []
+        for number, title in enumerate(page.labs, 1):
+            point = page.point(number)
+            mine = [(test_id, sentence) for test_id, lab, sentence in tests if lab == number]
+            if not mine:
+                raise BuildError(self.project.rel(self.tests_file(page)), 0,
+                                 f"lab {point} has no tests (a class Lab{number} with test methods)")
+            before = self.stages.previous(point)
+            if before is None:
+                changes = "The whole file, new"
+            elif before.split(".")[0] == point.split(".")[0]:
+                changes = "What changed since the previous lab"
+            else:
+                changes = f"What changed since lesson {before.split('.')[0]}"
+            views[number] = LabView(
+                number=number, point=point, title=title, starting=self.stages.starting(point),
+                diff=self.stages.diff(point) if before else [], changes_title=changes,
+                tests=mine, tests_path=f"py/tests/{tests_name(page)}",
+                download=f"downloads/lesson-{page.id}/",
+                file_name="harness.py" if number == 1 else f"harness-lab{number}.py")
+        return views
+
+    # -- files for the reader's machine and for the worker ----------------------------------------
+
+    def _lab_package(self) -> dict[str, Path]:
+        root = self.project.lab_package
+        return {f"lab/{p.relative_to(root).as_posix()}": p for p in sorted(root.rglob("*.py"))
+                if "__pycache__" not in p.parts}
+
+    def downloads(self, page: Page) -> dict[str, bytes | Path]:
+        """downloads/lesson-NN/: the lesson's lab folder, runnable with plain CPython."""
+        base = f"downloads/lesson-{page.id}/"
+        files: dict[str, bytes | Path] = {}
+        for number in range(1, len(page.labs) + 1):
+            name = "harness.py" if number == 1 else f"harness-lab{number}.py"
+            files[base + name] = self.stages.starting(page.point(number)).encode("utf-8")
+        files[base + "tests.py"] = self.tests_file(page)
+        for name, path in self._lab_package().items():
+            files[base + name] = path
+        return files
+
+    def py(self, pages: list[Page]) -> dict[str, bytes | Path]:
+        """py/: what the page's worker loads (docs/architecture.md, "The page's Python")."""
+        files: dict[str, bytes | Path] = {"py/cellrun.py": self.project.cellrun}
+        for name, path in self._lab_package().items():
+            files["py/" + name] = path
+        for page in pages:
+            if page.labs:
+                files[f"py/reference/{tests_name(page)}"] = self.reference(page).encode("utf-8")
+                files[f"py/tests/{tests_name(page)}"] = self.tests_file(page)
+        listing = sorted(name.removeprefix("py/") for name in files)
+        files["py/files.json"] = json.dumps({"files": listing}, indent=1).encode("utf-8")
+        return files

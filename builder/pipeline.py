@@ -1,0 +1,114 @@
+"""The whole build, stage by stage: load -> parse -> execute -> labs -> render -> write.
+
+Each stage is its own module; this one only runs them in order and says what each did, so a
+build's log reads like the pipeline it is. Every source is parsed and checked before any cell
+runs, and nothing is written until every page is rendered."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import cells, course as course_stage, html, source as source_stage
+from .labs import Labs
+from .project import Project
+from .render import Renderer
+from .write import Content, content_hash, write_site
+
+
+@dataclass
+class Report:
+    """What a build made: counts for the log and for the tests."""
+
+    pages: int = 0
+    cells: int = 0
+    labs: int = 0
+    files: int = 0
+    seconds: float = 0.0
+    manifest: dict = field(default_factory=dict)
+
+
+def _static(project: Project) -> dict[str, Content]:
+    """The stylesheets and scripts, and the Pygments stylesheet, under assets/."""
+    files: dict[str, Content] = {"assets/css/code.css": html.code_stylesheet()}
+    for folder, target in ((project.site / "css", "assets/css/"), (project.site / "js", "assets/js/")):
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                files[target + path.relative_to(folder).as_posix()] = path
+    return files
+
+
+def _manifest_entry(page, source=None, views=None) -> dict:
+    return {"id": page.id, "kind": page.kind, "number": page.number, "title": page.title,
+            "subtitle": page.subtitle, "minutes": page.minutes,
+            "path": page.path if page.written else None,
+            "cells": [{"id": c.id, "editable": c.editable, "lab": c.lab}
+                      for c in (source.cells if source else [])],
+            "labs": [{"number": v.number, "title": v.title, "point": v.point,
+                      "tests": [{"id": i, "sentence": s} for i, s in v.tests]}
+                     for v in (views or {}).values()]}
+
+
+def build(project: Project, out: Path, *, assets: bool = True,
+          log: Callable[[str], None] = print) -> Report:
+    """Build the book of `project` into `out`. Raises BuildError on the first bad source."""
+    started = time.monotonic()
+    report = Report()
+    course = course_stage.load(project)
+    written = course.written
+    log(f"load     {project.rel(course.path)}: {len(course.pages)} pages, {len(written)} written")
+
+    sources = {}
+    for page in written:
+        sources[page.id] = parsed = source_stage.parse(project, course, page)
+        log(f"parse    {parsed.rel}: {len(parsed.cells)} cells, {len(parsed.labs)} labs, "
+            f"{len(parsed.figures)} figures")
+
+    labs = Labs(project, course)
+    renderer = Renderer(project, course)
+    files: dict[str, Content] = {}
+    manifest_pages = []
+    for page in course.pages:
+        if not page.written:
+            manifest_pages.append(_manifest_entry(page))
+            continue
+        parsed = sources[page.id]
+        outputs = {}
+        if parsed.cells:
+            clock = time.monotonic()
+            recorded = cells.execute(project, parsed.rel, labs.reference(page), parsed.cells)
+            outputs = {cell_id: r.output for cell_id, r in recorded.items()}
+            log(f"execute  {parsed.rel}: {len(parsed.cells)} cells proven in "
+                f"{time.monotonic() - clock:.1f} s")
+        views = labs.views(page, parsed.rel) if page.labs else {}
+        files[page.path] = renderer.lesson(parsed, outputs, views)
+        for src in parsed.figures:
+            files[f"assets/{src}"] = project.lessons / src
+        if page.labs:
+            files.update(labs.downloads(page))
+        manifest_pages.append(_manifest_entry(page, parsed, views))
+        report.pages += 1
+        report.cells += len(parsed.cells)
+        report.labs += len(views)
+    if any(page.labs for page in written):
+        files.update(labs.py(written))
+    else:
+        files.update({k: v for k, v in labs.py([]).items()})
+    files["index.html"] = renderer.index()
+    files.update(_static(project))
+    log(f"render   {report.pages} pages and the course map")
+
+    manifest = {"build": content_hash(files), "pages": manifest_pages}
+    files["course.json"] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+    finish = None
+    if assets:
+        from . import assets as browser_assets
+        finish = browser_assets.build
+    report.files = write_site(out, files, finish=finish)
+    report.manifest = manifest
+    report.seconds = time.monotonic() - started
+    log(f"write    {out}: {report.files} files, build {manifest['build']}, "
+        f"{report.seconds:.1f} s")
+    return report

@@ -1,0 +1,87 @@
+"""Stage 4, render: a parsed, executed lesson into an HTML page, through site/templates/.
+
+The body comes from the markdown-it tokens with the book's render rules (builder.html); the
+frame around it (header, navigation, the course map) from jinja2 templates. Nothing here runs
+code or checks sources: by the time a page is rendered, everything on it has been proven.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jinja2
+from markupsafe import Markup
+
+from . import html, markup
+from .course import Course, Page
+from .html import LabView, PageContext
+from .project import Project
+from .source import Source
+
+
+@dataclass
+class Link:
+    """A neighbouring page, as the navigation shows it."""
+
+    page: Page
+
+    @property
+    def href(self) -> str | None:
+        return self.page.path if self.page.written else None
+
+    @property
+    def label(self) -> str:
+        page = self.page
+        if page.kind == "lesson":
+            return f"{page.id} · {page.title}"
+        if page.kind == "welcome":
+            return page.title
+        return f"{page.label} · {page.title}"
+
+
+class Renderer:
+    """The templates and the Markdown renderer, made once per build."""
+
+    def __init__(self, project: Project, course: Course) -> None:
+        self.course = course
+        self.md = html.install(markup.parser())
+        self.templates = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(project.site / "templates"),
+            autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined,
+            trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+    def _common(self, page: Page | None) -> dict:
+        previous, following = self.course.neighbours(page) if page else (None, None)
+        return {"course": self.course, "page": page,
+                "previous": Link(previous) if previous else None,
+                "next": Link(following) if following else None}
+
+    def lesson(self, source: Source, outputs: dict[str, str], labs: dict[int, LabView]) -> str:
+        """The HTML of one written page (a lesson, the welcome page, a checkpoint...)."""
+        page = source.page
+        context = PageContext(course=self.course, page=page, outputs=outputs,
+                              cells={c.id: c for c in source.cells}, labs=labs)
+        env = {"page": context}
+        body = self.md.renderer.render(source.tokens, self.md.options, env)
+        new_here = ""
+        if source.meta.get("new_here_tokens"):
+            new_here = self.md.renderer.render(source.meta["new_here_tokens"], self.md.options, env)
+        previous, _ = self.course.neighbours(page)
+        template = "welcome.html" if page.kind == "welcome" else "lesson.html"
+        return self.templates.get_template(template).render(
+            **self._common(page), body=Markup(body), new_here=Markup(new_here),
+            builds_on=Link(previous) if previous and page.kind == "lesson" else None,
+            lab_count=len(page.labs), title=_title(page))
+
+    def index(self) -> str:
+        """The course map: every page in order, written or not."""
+        return self.templates.get_template("index.html").render(
+            **self._common(None), title="The course", pages=self.course.pages,
+            links=[Link(p) for p in self.course.pages])
+
+
+def _title(page: Page) -> str:
+    if page.kind == "lesson":
+        return f"{page.id} · {page.title}"
+    if page.kind == "welcome":
+        return page.title
+    return f"{page.label}: {page.title}"

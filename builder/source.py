@@ -1,0 +1,297 @@
+"""Stage 2, parse: read one lesson source, parse it, and check everything that can be checked
+without running it.
+
+The checks here are the ones an author gets wrong: an unknown directive, a check with no right
+option or two, a figure whose file is missing, a cell that will not parse, a link to a page that
+does not exist or is not written. Each stops the build with `lessons/<file>:<line>: ...`, where the
+line comes from markdown-it's token maps (counted over the whole file, front matter included).
+The walk also numbers checks, prompts, figures and cells in reading order, in each token's meta,
+so the renderer and the cell runner agree on "Figure 11.2" and "cell-11-3".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from markdown_it.token import Token
+
+from . import markup
+from .course import Course, Page
+from .errors import BuildError
+from .project import Project
+
+ANYWHERE = None
+# directive name -> the directives it may sit directly inside (ANYWHERE: outside those that
+# only take their own parts)
+PARENTS: dict[str, set[str] | None] = {
+    "check": ANYWHERE, "option": {"check"}, "explain": {"check"},
+    "prompt": ANYWHERE, "hint": {"prompt", "hints"}, "answer": {"prompt"}, "misses": {"prompt"},
+    "figure": ANYWHERE, "source": ANYWHERE, "aside": ANYWHERE, "side-by-side": ANYWHERE,
+    "lab": {""}, "hints": {"lab"}, "done": {"lab"},
+    "capabilities": ANYWHERE, "card": ANYWHERE,
+    "hit": {"card"}, "built": {"card"}, "principle": {"card"}, "now": {"card"}, "open": {"card"},
+    "sidequest": ANYWHERE,
+}
+CLOSED = {"check", "prompt", "hints", "card", "side-by-side"}   # hold only their own parts (and prose)
+ROLES = ("tau", "general")
+CELL_FLAGS = ("editable", "raises")
+CELL_VALUES = ("lab", "timeout", "id")
+DEFAULT_TIMEOUT = 10.0
+TAU_REF = re.compile(r"[\w./-]+(:\d+(-\d+)?)?\Z")
+
+
+@dataclass
+class Cell:
+    """One ```python cell: its code, where it is, and how it must be run."""
+
+    id: str                        # "11-3", or "11-<name>" with id=<name> (lesson 1: "1-3")
+    source: str
+    line: int                      # the line of the opening fence
+    editable: bool = False
+    lab: int | None = None
+    raises: bool = False
+    timeout: float = DEFAULT_TIMEOUT
+    expected: str | None = None    # the declared ```output, if any
+    expected_line: int = 0
+
+    @property
+    def code_line(self) -> int:
+        """The file line of the cell's first line of code."""
+        return self.line + 1
+
+
+@dataclass
+class Source:
+    """A parsed, checked lesson source."""
+
+    page: Page
+    path: Path
+    rel: str                       # "lessons/11-memory.md", as errors name it
+    meta: dict
+    tokens: list[Token]
+    cells: list[Cell] = field(default_factory=list)
+    labs: dict[int, Token] = field(default_factory=dict)
+    figures: list[str] = field(default_factory=list)     # src of each figure, in order
+
+
+def parse(project: Project, course: Course, page: Page) -> Source:
+    """Parse and check the source of `page`."""
+    path = project.lessons / page.file
+    rel = project.rel(path)
+    text = path.read_text(encoding="utf-8")
+    md = markup.parser()
+    tokens = md.parse(text, {})
+    meta: dict = {}
+    if tokens and tokens[0].type == "front_matter":
+        front = tokens.pop(0)
+        try:
+            meta = yaml.safe_load(front.content) or {}
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            raise BuildError(rel, (mark.line + 2) if mark else 1, f"front matter is not valid YAML: "
+                             f"{getattr(error, 'problem', error)}") from None
+        if not isinstance(meta, dict):
+            raise BuildError(rel, 1, "front matter must be a mapping")
+    if str(meta.get("id", page.id)) != page.id:
+        raise BuildError(rel, 2, f"front matter says id {meta['id']!r}, course.yaml says {page.id!r}")
+    source = Source(page=page, path=path, rel=rel, meta=meta, tokens=tokens)
+    _Checker(project, course, source).walk(tokens, "")
+    missing = [k for k in range(1, len(page.labs) + 1) if k not in source.labs]
+    if missing:
+        raise BuildError(rel, 0, f"course.yaml gives lesson {page.id} lab {missing[0]} "
+                                 f"({page.labs[missing[0] - 1]!r}), and the source has no ::: lab {missing[0]}")
+    if meta.get("new_here"):
+        source.meta["new_here_tokens"] = md.parseInline(str(meta["new_here"]), {})
+        _Checker(project, course, source).check_inline(source.meta["new_here_tokens"][0], 2)
+    return source
+
+
+class _Checker:
+    """Walks the folded tokens once: checks each directive, cell and link, and numbers them."""
+
+    def __init__(self, project: Project, course: Course, source: Source) -> None:
+        self.project, self.course, self.source = project, course, source
+        self.counts = {"check": 0, "prompt": 0, "figure": 0, "cell": 0}
+        self.cell_ids: set[str] = set()
+
+    def fail(self, line: int, message: str) -> None:
+        raise BuildError(self.source.rel, line, message)
+
+    def walk(self, tokens: list[Token], parent: str) -> None:
+        for token in tokens:
+            line = token.map[0] + 1 if token.map else 0
+            if token.type == "directive":
+                self.directive(token, parent, line)
+            elif markup.is_cell(token):
+                self.cell(token, line)
+            elif markup.is_output(token):
+                self.fail(line, "an ```output fence must come straight after a ```python cell")
+            elif token.type == "inline":
+                self.check_inline(token, line)
+
+    # -- directives --------------------------------------------------------------------------
+
+    def directive(self, token: Token, parent: str, line: int) -> None:
+        name, params = token.info, token.meta["params"]
+        if name not in PARENTS:
+            self.fail(line, f"unknown directive '::: {name}' (known: {', '.join(sorted(PARENTS))})")
+        allowed = PARENTS[name]
+        if allowed is ANYWHERE and parent in CLOSED:
+            self.fail(line, f"'::: {name}' cannot go inside '::: {parent}'")
+        if allowed is not ANYWHERE and parent not in allowed:
+            where = " or ".join(f"'::: {p}'" for p in sorted(allowed) if p) or "the top level"
+            self.fail(line, f"'::: {name}' belongs inside {where}")
+        getattr(self, "d_" + name.replace("-", "_"), lambda *a: None)(token, params, line)
+        self.walk(token.children, name)
+
+    def _parts(self, token: Token, name: str) -> list[Token]:
+        return [t for t in token.children if t.type == "directive" and t.info == name]
+
+    def d_check(self, token: Token, params: str, line: int) -> None:
+        options = self._parts(token, "option")
+        right = [o for o in options if "right" in o.meta["params"].split()]
+        if len(options) < 2:
+            self.fail(line, f"a check needs at least two options; this one has {len(options)}")
+        if len(right) != 1:
+            self.fail(line, f"a check needs exactly one right option; this one has {len(right)}")
+        if not token.children or token.children[0].type == "directive":
+            self.fail(line, "a check starts with its question, before the first option")
+        if len(self._parts(token, "explain")) > 1:
+            self.fail(line, "a check has one '::: explain'")
+        for option in options:
+            kids = option.children
+            if not kids or kids[0].type != "paragraph_open":
+                self.fail(option.map[0] + 1, "an option starts with a paragraph: the option itself")
+            extra = set(option.meta["params"].split()) - {"right"}
+            if extra:
+                self.fail(option.map[0] + 1, f"an option takes only 'right', not {sorted(extra)}")
+        self.counts["check"] += 1
+        token.meta["number"] = self.counts["check"]
+
+    def d_prompt(self, token: Token, params: str, line: int) -> None:
+        if not token.children or token.children[0].type == "directive":
+            self.fail(line, "a prompt starts with its question")
+        if len(self._parts(token, "answer")) != 1:
+            self.fail(line, "a prompt needs exactly one '::: answer'")
+        self.counts["prompt"] += 1
+        token.meta["number"] = self.counts["prompt"]
+
+    def d_figure(self, token: Token, params: str, line: int) -> None:
+        _, values = markup.key_values(params)
+        src = values.get("src")
+        if not src:
+            self.fail(line, "a figure needs src=figures/<file>.svg")
+        if not (self.project.lessons / src).is_file():
+            self.fail(line, f"figure file lessons/{src} does not exist")
+        kids = token.children
+        if len(kids) < 2 or kids[0].type != "paragraph_open" or not kids[1].content.startswith("alt:"):
+            self.fail(line, "a figure starts with a paragraph 'alt: <what the figure shows>'")
+        if not kids[1].content[4:].strip():
+            self.fail(line, "the figure's alt text is empty")
+        self.counts["figure"] += 1
+        token.meta["number"] = self.counts["figure"]
+        token.meta["src"] = src
+        self.source.figures.append(src)
+
+    def d_aside(self, token: Token, params: str, line: int) -> None:
+        if not params:
+            self.fail(line, "an aside needs a title: '::: aside <Title>'")
+
+    def d_side_by_side(self, token: Token, params: str, line: int) -> None:
+        fences = [t for t in token.children if t.type == "fence"]
+        if len(fences) != 2:
+            self.fail(line, f"a side-by-side holds two code blocks; this one has {len(fences)}")
+
+    def d_lab(self, token: Token, params: str, line: int) -> None:
+        page = self.source.page
+        if not params.isdigit():
+            self.fail(line, "a lab needs its number: '::: lab 1'")
+        number = int(params)
+        if not 1 <= number <= len(page.labs):
+            self.fail(line, f"lab {number}: course.yaml gives page {page.id} "
+                            f"{len(page.labs)} lab{'s' if len(page.labs) != 1 else ''}")
+        if number in self.source.labs:
+            self.fail(line, f"lab {number} appears twice")
+        if number != len(self.source.labs) + 1:
+            self.fail(line, f"lab {number} comes before lab {len(self.source.labs) + 1}")
+        token.meta["number"] = number
+        self.source.labs[number] = token
+
+    def d_sidequest(self, token: Token, params: str, line: int) -> None:
+        target = self.course.page(params)
+        if target is None or target.kind != "side-quest":
+            self.fail(line, f"side quest {params!r} is not a side quest in course.yaml")
+
+    # -- cells -------------------------------------------------------------------------------
+
+    def cell(self, token: Token, line: int) -> None:
+        page = self.source.page
+        flags, values = markup.key_values(" ".join(token.info.split()[2:]))
+        for flag in flags:
+            if flag not in CELL_FLAGS:
+                self.fail(line, f"unknown cell option {flag!r} (options: editable, raises, "
+                                f"lab=K, timeout=S, id=NAME)")
+        for key in values:
+            if key not in CELL_VALUES:
+                self.fail(line, f"unknown cell option {key}= (options: editable, raises, "
+                                f"lab=K, timeout=S, id=NAME)")
+        lab = None
+        if "lab" in values:
+            if not values["lab"].isdigit() or not 1 <= int(values["lab"]) <= len(page.labs):
+                self.fail(line, f"lab={values['lab']}: page {page.id} has no such lab")
+            lab = int(values["lab"])
+        try:
+            timeout = float(values.get("timeout", DEFAULT_TIMEOUT))
+        except ValueError:
+            self.fail(line, f"timeout={values['timeout']} is not a number of seconds")
+        self.counts["cell"] += 1
+        name = values.get("id", str(self.counts["cell"]))
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+            self.fail(line, f"id={name}: use letters, digits, - and _")
+        cell_id = f"{page.number}-{name}"
+        if cell_id in self.cell_ids:
+            self.fail(line, f"two cells have the id {cell_id}")
+        self.cell_ids.add(cell_id)
+        try:
+            compile(token.content, "cell", "exec")
+        except SyntaxError as error:
+            where = line + (error.lineno or 1)
+            self.fail(where, f"cell does not parse: {error.msg}")
+        cell = Cell(id=cell_id, source=token.content, line=line, editable="editable" in flags,
+                    lab=lab, raises="raises" in flags, timeout=timeout,
+                    expected=token.meta.get("expected"),
+                    expected_line=token.meta.get("expected_line", 0))
+        token.meta["cell"] = cell.id
+        self.source.cells.append(cell)
+
+    # -- inline: links and roles --------------------------------------------------------------
+
+    def check_inline(self, token: Token, line: int) -> None:
+        text = token.content
+        cursor = 0
+        for child in token.children or []:
+            if child.type == "link_open":
+                href = child.attrGet("href") or ""
+                if href.startswith("lesson:"):
+                    target = href.removeprefix("lesson:")
+                    at = text.find(f"(lesson:{target}", cursor)
+                    cursor = at + 1 if at >= 0 else cursor
+                    here = line + (text.count("\n", 0, at) if at >= 0 else 0)
+                    page = self.course.page(target)
+                    if page is None:
+                        self.fail(here, f"link to lesson:{target}: there is no page {target!r} "
+                                        f"in course.yaml")
+                    if not page.written:
+                        self.fail(here, f"link to lesson:{target}: {page.label} "
+                                        f"({page.title}) is not written yet")
+            elif child.type == "myst_role":
+                role = child.meta.get("name")
+                at = text.find("{" + str(role) + "}", cursor)
+                cursor = at + 1 if at >= 0 else cursor
+                here = line + (text.count("\n", 0, at) if at >= 0 else 0)
+                if role not in ROLES:
+                    self.fail(here, f"unknown role {{{role}}} (known: {', '.join(ROLES)})")
+                if role == "tau" and not TAU_REF.match(child.content.strip()):
+                    self.fail(here, f"{{tau}}`{child.content}`: write path or path:first-last")

@@ -1,0 +1,207 @@
+"""Run one cell of a lesson, exactly as the build runs it and exactly as the page runs it.
+
+The build runs every cell through `run_cell` under CPython and records what it printed; the page's
+worker runs the same file in Pyodide. Both must print the same text, so everything that could
+differ between two runs is fixed here: a fresh namespace, fresh imports of `lab` and `harness`,
+stdout and stderr captured as one stream, and tracebacks printed in one stable layout (no carets,
+no absolute paths) whatever the Python version. Standard library only.
+"""
+from __future__ import annotations
+
+import builtins
+import importlib.abc
+import importlib.util
+import io
+import linecache
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["CellResult", "run_cell", "main"]
+
+HARNESS_NAME = "harness.py"        # how harness frames are named in a traceback
+
+
+@dataclass
+class CellResult:
+    """What a cell printed (stdout and stderr interleaved, a traceback included), and the last
+    line of its exception, or None when it ran to the end."""
+
+    output: str
+    error: str | None = None
+
+
+class _Stream(io.TextIOBase):
+    """stdout and stderr both: one buffer in print order, and an optional callback per write so
+    the page can show output while the cell is still running."""
+
+    def __init__(self, write: Callable[[str], object] | None) -> None:
+        self.parts: list[str] = []
+        self.callback = write
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if text:
+            self.parts.append(text)
+            if self.callback is not None:
+                self.callback(text)
+        return len(text)
+
+    def getvalue(self) -> str:
+        return "".join(self.parts)
+
+
+class _HarnessFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Resolves `import harness` to the file at `path`, named "harness.py" in tracebacks.
+
+    Loading on import (not before the cell starts) means a cell that never imports harness is not
+    hurt by a harness that does not import, and a broken harness fails at the cell's import line."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "harness":
+            return None
+        return importlib.util.spec_from_loader("harness", self, origin=self.path)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module) -> None:
+        source = Path(self.path).read_text(encoding="utf-8")
+        _remember(HARNESS_NAME, source)
+        module.__file__ = self.path
+        exec(compile(source, HARNESS_NAME, "exec"), module.__dict__)
+
+
+def _remember(name: str, source: str) -> None:
+    """Put `source` in linecache under `name`, so tracebacks can quote its lines."""
+    lines = source.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    linecache.cache[name] = (len(source), None, lines, name)
+
+
+def _forget_modules() -> None:
+    for name in list(sys.modules):
+        if name in ("lab", "harness") or name.startswith(("lab.", "harness.")):
+            del sys.modules[name]
+
+
+def _display_name(filename: str, lab_dir: str) -> str:
+    """A frame's file as the reader should see it: lab/x.py, not /tmp/.../lab/x.py."""
+    try:
+        relative = Path(filename).resolve().relative_to(Path(lab_dir).resolve())
+    except (ValueError, OSError):
+        return filename
+    return relative.as_posix()
+
+
+def _format_frames(tb, lab_dir: str, skip: str) -> list[str]:
+    lines = []
+    for frame, lineno in _walk(tb):
+        code = frame.f_code
+        if code.co_filename == skip or code.co_filename.startswith("<frozen importlib"):
+            continue                        # cellrun's and the import system's frames: not the reader's
+        name = _display_name(code.co_filename, lab_dir)
+        text = linecache.getline(code.co_filename, lineno, frame.f_globals).strip()
+        lines.append(f'  File "{name}", line {lineno}, in {code.co_name}\n')
+        if text:
+            lines.append(f"    {text}\n")
+    return lines
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+
+
+def _format_exception(error: BaseException, lab_dir: str, seen: set[int] | None = None) -> str:
+    """CPython's layout, chained exceptions included, without the version-dependent carets."""
+    import traceback
+
+    seen = seen if seen is not None else set()
+    seen.add(id(error))
+    text = ""
+    cause, context = error.__cause__, error.__context__
+    if cause is not None and id(cause) not in seen:
+        text += _format_exception(cause, lab_dir, seen)
+        text += "\nThe above exception was the direct cause of the following exception:\n\n"
+    elif context is not None and not error.__suppress_context__ and id(context) not in seen:
+        text += _format_exception(context, lab_dir, seen)
+        text += "\nDuring handling of the above exception, another exception occurred:\n\n"
+    frames = _format_frames(error.__traceback__, lab_dir, __file__)
+    if frames:
+        text += "Traceback (most recent call last):\n" + "".join(frames)
+    text += "".join(traceback.format_exception_only(type(error), error))
+    return text
+
+
+def run_cell(source: str, *, harness_path: str, lab_dir: str, name: str = "cell",
+             write: Callable[[str], object] | None = None) -> CellResult:
+    """Run `source` as a fresh `__main__`, with `import harness` giving the file at
+    `harness_path` and `import lab` the package inside the folder `lab_dir`.
+
+    `name` is the cell's file name in tracebacks ("cell, line N"). `write`, if given, is called
+    with each piece of output as it is printed. The exception a cell ends in is printed into the
+    output as CPython would print it, and its last line is returned as `error`."""
+    stream = _Stream(write)
+    finder = _HarnessFinder(str(harness_path))
+    saved = sys.stdout, sys.stderr, sys.stdin, list(sys.path)
+    _forget_modules()
+    sys.path.insert(0, str(lab_dir))
+    sys.meta_path.insert(0, finder)
+    sys.stdout = sys.stderr = stream
+    sys.stdin = io.StringIO("")
+    _remember(name, source)
+    namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": name}
+    error = None
+    try:
+        code = compile(source, name, "exec")
+        exec(code, namespace)
+    except SystemExit as exit_:
+        if exit_.code not in (None, 0):
+            stream.write(_format_exception(exit_, str(lab_dir)))
+            error = f"SystemExit: {exit_.code}"
+    except BaseException as exc:  # noqa: BLE001 - a cell's failure is its output, whatever it is
+        stream.write(_format_exception(exc, str(lab_dir)))
+        error = "".join(__import__("traceback").format_exception_only(type(exc), exc)).strip()
+        error = error.splitlines()[-1] if error else type(exc).__name__
+    finally:
+        for handle in (sys.stdout, sys.stderr):
+            try:
+                handle.flush()
+            except Exception:  # noqa: BLE001 - a cell may have replaced them with anything
+                pass
+        sys.stdout, sys.stderr, sys.stdin = saved[0], saved[1], saved[2]
+        sys.path[:] = saved[3]
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+    return CellResult(output=stream.getvalue(), error=error)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python cellrun.py --harness H --lab-dir D FILE.py`: run FILE as a cell and print what it
+    printed. Exit 1 when it ended in an exception."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--harness", required=True)
+    parser.add_argument("--lab-dir", required=True)
+    parser.add_argument("file")
+    args = parser.parse_args(argv)
+    result = run_cell(Path(args.file).read_text(encoding="utf-8"), harness_path=args.harness,
+                      lab_dir=args.lab_dir)
+    sys.stdout.write(result.output)
+    return 1 if result.error else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+// The interactive parts of a page that need no Python: multiple-choice checks and hints.
+//
+// Without JavaScript a check is a list of options, each with its explanation in a <details>,
+// and the hints are <details> too. This module turns each option into a toggle button
+// (aria-pressed): choosing one shows that option's explanation and says, in an aria-live
+// verdict, whether it was the right one; the right one also reveals the longer explanation.
+// Hints are revealed one at a time by a button. Each choice is announced to the rest of the
+// page as a `book:check` event on the check, and each hint as `book:hint`.
+
+const RIGHT = "Right.";
+const WRONG = "Not quite. Read why, then try another.";
+
+function setupCheck(check) {
+  if (check.hasAttribute("data-live")) return;
+  check.setAttribute("data-live", "");
+  const question = check.querySelector(".check-question");
+  const list = check.querySelector(".check-options");
+  list.setAttribute("role", "group");
+  if (question && question.id) list.setAttribute("aria-labelledby", question.id);
+  const explain = check.querySelector(".check-explain");
+  if (explain) explain.hidden = true;
+  check.querySelectorAll(".check-option").forEach((option, index) => {
+    const text = option.querySelector(".option-text");
+    const details = option.querySelector(".option-explain");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "option-button";
+    button.setAttribute("aria-pressed", "false");
+    const letter = document.createElement("span");
+    letter.className = "option-letter";
+    letter.setAttribute("aria-hidden", "true");
+    letter.textContent = String.fromCharCode(65 + index);
+    button.append(letter, ...text.childNodes);
+    text.replaceChildren(button);
+    if (details) {
+      details.id = details.id || `${check.id}-why-${index + 1}`;
+      details.hidden = true;
+      button.setAttribute("aria-controls", details.id);
+    }
+    button.addEventListener("click", () => choose(check, option));
+  });
+}
+
+function choose(check, chosen) {
+  const right = chosen.hasAttribute("data-right");
+  check.querySelectorAll(".check-option").forEach((option) => {
+    const pressed = option === chosen;
+    option.querySelector(".option-button").setAttribute("aria-pressed", String(pressed));
+    option.classList.toggle("is-chosen", pressed);
+    const details = option.querySelector(".option-explain");
+    if (details) {
+      details.hidden = !pressed;
+      details.open = pressed;
+    }
+  });
+  chosen.classList.add(right ? "is-right" : "is-wrong");
+  const verdict = check.querySelector(".check-verdict");
+  verdict.textContent = right ? RIGHT : WRONG;
+  verdict.classList.toggle("verdict-right", right);
+  verdict.classList.toggle("verdict-wrong", !right);
+  check.dataset.state = right ? "right" : "wrong";
+  const explain = check.querySelector(".check-explain");
+  if (explain && right) {
+    explain.hidden = false;
+    explain.open = true;
+  }
+  check.dispatchEvent(new CustomEvent("book:check", {
+    bubbles: true,
+    detail: { check: check.dataset.check, option: Number(chosen.dataset.option), right },
+  }));
+}
+
+function setupHints(box) {
+  if (box.hasAttribute("data-live")) return;
+  const hints = [...box.querySelectorAll(":scope > .hint")];
+  if (!hints.length) return;
+  box.setAttribute("data-live", "");
+  hints.forEach((hint) => { hint.hidden = true; });
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "hint-next";
+  const label = () => `Show hint ${shown + 1} of ${hints.length}`;
+  let shown = 0;
+  button.textContent = label();
+  button.addEventListener("click", () => {
+    const hint = hints[shown];
+    hint.hidden = false;
+    hint.open = true;
+    shown += 1;
+    box.dispatchEvent(new CustomEvent("book:hint", { bubbles: true, detail: { shown, of: hints.length } }));
+    if (shown === hints.length) {
+      button.hidden = true;
+      hint.querySelector("summary").focus();
+    } else {
+      button.textContent = label();
+    }
+  });
+  box.append(button);
+}
+
+export function init(root = document) {
+  root.querySelectorAll(".check").forEach(setupCheck);
+  root.querySelectorAll(".hints").forEach(setupHints);
+}
