@@ -1,0 +1,1173 @@
+#@ block 7.1..9.1
+import json
+
+#@ end
+#@ block 9.1
+import json
+from collections import deque
+
+#@ end
+# == 1 messages ==
+# A conversation is a list of messages. Each message is a dict tagged with the role that spoke.
+
+SYSTEM = "You are a helpful assistant."  # standing instructions, sent with every call
+
+#@ block 1.1 gap
+#@ spec
+# The tests import two names from this file: user_message, here, and chat, in region 3.
+#
+# user_message(text) -> dict   a message from the user, tagged with who said it:
+#     {"role": "user", "content": text}
+#                              The content is the plain string, with nothing around it.
+#@ code
+
+def user_message(text):
+    """A message from the user. Its content is a plain string."""
+    return {"role": "user", "content": text}
+#@ end
+#@ block 2.1 gap
+#@ spec
+# Spec only. The tests import two names: text_of and tool_calls.
+#
+# An assistant message's content is a list of blocks, each a dict with a "type", for example
+#     {"type": "text", "text": "Let me look."}
+#     {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.py"}}
+# One reply may hold any number of each, in any order.
+#
+#   text_of(message) -> str      the "text" of every text block, in order, joined with nothing
+#                                between; "" when there is none
+#   tool_calls(message) -> list  the toolCall blocks themselves, in the order they came
+#
+# Both work it out from message["content"] every time they are called. Store nothing: no extra
+# key on the message, no cache anywhere. A value you work out cannot go stale.
+#@ code
+
+
+def text_of(message):
+    """The words of an assistant message. Its content is a list of blocks, not a string (lesson 2
+    explains why); the words are in the blocks of type "text"."""
+    return "".join(block["text"] for block in message["content"] if block["type"] == "text")
+
+
+def tool_calls(message):
+    """The tool calls an assistant message asks for, in the order it asked. Worked out from
+    `content` on every call and stored nowhere else."""
+    return [block for block in message["content"] if block["type"] == "toolCall"]
+#@ end
+#@ block 5.1 gap
+#@ spec
+# Spec only. The tests import one name here: error_message.
+#
+# error_message(text) -> dict   an assistant message that says why a run stopped:
+#     {"role": "assistant", "content": [], "stop_reason": "error", "error_message": text}
+#                               Nothing in content, so there is nothing to act on.
+#@ code
+
+
+def error_message(text):
+    """An assistant message that says why a run stopped: nothing in `content`, stop_reason
+    "error", and the reason in `error_message`. A stop is written into the record, not raised."""
+    return {"role": "assistant", "content": [], "stop_reason": "error", "error_message": text}
+#@ end
+#@ block 2.2 given
+
+
+# == 2 tools ==
+# A tool is a dict. "name", "description" and "parameters" are advertised to the model.
+# "execute" is a function, execute(arguments) -> str, that only this program ever runs.
+
+#@ end
+#@ block 4.1 gap
+#@ spec
+# Spec only. The tests import two names: str_arg and int_arg.
+#
+# The schema asks the model for arguments of some type, and nothing makes it send them. A tool
+# reads its arguments through these two (lesson 6's tools all will), and a wrong one raises:
+#   str_arg(arguments, name) -> str            arguments[name], if it is a string. Missing, or
+#                                              not a string: ValueError(f"{name} must be a string")
+#   int_arg(arguments, name, default) -> int   arguments[name], if it is an int; `default` if it
+#                                              is missing or None. Anything else:
+#                                              ValueError(f"{name} must be an integer")
+#@ code
+def str_arg(arguments, name):
+    """The string argument `name`, checked. The schema asked the model for a string and nobody
+    made it send one, so every tool reads its arguments through here. Raises
+    ValueError("<name> must be a string") when it is missing or not a string."""
+    value = arguments.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string")
+    return value
+
+
+def int_arg(arguments, name, default):
+    """The optional whole-number argument `name`, checked; `default` if the model left it out.
+    Raises ValueError("<name> must be an integer") for anything else."""
+    value = arguments.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer")
+    return value
+
+
+#@ end
+#@ block 2.2 gap
+#@ spec
+# Spec only. The tests import two names: tool_specs, here, and run_tool, below.
+#
+# A tool is a dict with four keys; make_write_tool, further down, builds one.
+#   tool_specs(tools) -> list   what the model is told about the tools: for each tool, in order,
+#                               a dict of its "name", "description" and "parameters". Never its
+#                               "execute": the function stays in this program.
+#@ code
+def tool_specs(tools):
+    """What the model is told about the tools: everything except the function."""
+    return [{"name": tool["name"], "description": tool["description"],
+             "parameters": tool["parameters"]} for tool in tools]
+#@ end
+#@ block 2.2..4.1 gap
+#@ spec
+# Spec only. The tests import one name here: run_tool.
+#
+# run_tool(tools, call) -> dict   runs one toolCall block with the tool of that name,
+#                                 tool["execute"](call["arguments"]), and returns the toolResult
+#                                 message that answers it:
+#     {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],
+#      "content": <what execute returned>, "is_error": False}
+#
+# One call in, exactly one result out: one message, never a list, never None, and nothing
+# appended anywhere. The caller puts it in the transcript. (A tool that breaks is lesson 4.)
+#@ code
+
+
+def run_tool(tools, call):
+    """Run one tool call and return the toolResult message that answers it. One call in, exactly
+    one result out: the model matches the result to its call by id, so it must never get two,
+    or none. The caller puts the result into the transcript."""
+    tools_by_name = {tool["name"]: tool for tool in tools}
+    content = tools_by_name[call["name"]]["execute"](call["arguments"])
+    return {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],
+            "content": content, "is_error": False}
+#@ end
+#@ block 4.1 gap
+#@ spec
+# Below is lesson 2's run_tool. Still one call in and exactly one result out, now on every path:
+#   - a tool that raises: the result's content is str(exception), and is_error is True
+#   - no tool of that name: content f"Tool {name} not found", is_error True
+#   - otherwise what execute returned, is_error False
+# Catch Exception, not BaseException: Ctrl-C is not the tool's news. run_tool never raises
+# Exception. Tools just raise; this is the one place that turns a failure into a result.
+#@ code
+
+
+def run_tool(tools, call):
+    """Run one tool call and return the toolResult message that answers it. One call in, exactly
+    one result out, on every path. Tools just raise; this is the one place that turns a failure
+    into a result the model can read. is_error means the tool could not do its job. It never
+    raises Exception."""
+    tools_by_name = {tool["name"]: tool for tool in tools}
+    tool = tools_by_name.get(call["name"])
+    if tool is None:
+        content, is_error = f"Tool {call['name']} not found", True
+    else:
+        try:
+            content, is_error = tool["execute"](call["arguments"]), False
+        except Exception as exc:
+            content, is_error = str(exc), True
+    return {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],
+            "content": content, "is_error": is_error}
+#@ end
+#@ block 6.1 given
+
+
+MAX_LINES = 2000     # The budget of one tool result. Whatever a tool returns is re-read, and
+MAX_BYTES = 50_000   # paid for, on every later turn. Bytes, not characters: "é" is two.
+#@ end
+#@ block 6.1 gap
+#@ spec
+# Spec only. The tests import one name here: truncate_head.
+#
+# truncate_head(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES) -> (kept, lines_shown)   the
+#     start of `text` that fits the budget, for files: the first lines, at most max_lines of
+#     them and at most max_bytes bytes of UTF-8 in all (len(line.encode())), whole lines only,
+#     each kept with its newline. Stop at the first line that does not fit; never skip it to
+#     fit a smaller one after it. If even the first line is over max_bytes, ("", 0).
+#@ code
+
+
+def truncate_head(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
+    """The start of `text` that fits the budget, for files: (kept, lines_shown). Whole lines
+    only, newlines included, sized in UTF-8 bytes. If even the first line is too big, the answer
+    is ("", 0): half a line is worse than none."""
+    kept, size = [], 0
+    for line in text.splitlines(keepends=True):
+        size += len(line.encode())
+        if len(kept) == max_lines or size > max_bytes:
+            break
+        kept.append(line)
+    return "".join(kept), len(kept)
+#@ end
+#@ block 6.2 gap
+#@ spec
+# Spec only. The tests import one name here: truncate_tail.
+#
+# truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES) -> (kept, lines_shown)   the
+#     end of `text` that fits the budget, for command output, where the verdict comes last:
+#     the last lines, at most max_lines of them and at most max_bytes bytes of UTF-8, whole
+#     lines only, newlines included, in their order. Stop at the first line from the end that
+#     does not fit.
+#@ code
+
+
+def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
+    """The end of `text` that fits the budget, for command output, where the verdict comes last:
+    (kept, lines_shown). Whole lines only, newlines included, sized in UTF-8 bytes."""
+    kept, size = [], 0
+    for line in reversed(text.splitlines(keepends=True)):
+        size += len(line.encode())
+        if len(kept) == max_lines or size > max_bytes:
+            break
+        kept.append(line)
+    return "".join(reversed(kept)), len(kept)
+#@ end
+#@ block 6.1 gap
+#@ spec
+# Spec only. The tests import one name: make_read_tool.
+#
+# make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES) -> tool   the `read` tool over
+# the workspace `ws`: named "read", parameters path (string, required), offset (integer, the
+# first line, from 1) and limit (integer, how many lines). The description states the budget:
+#     f"Read a text file and return its contents. One call returns at most {max_lines} lines or "
+#     f"{max_bytes} bytes; use offset to read on."
+# execute(arguments) reads them with str_arg and int_arg (offset 1 and limit None by default):
+#   - offset or limit below 1: ValueError("offset and limit must be 1 or more")
+#   - no such file: FileNotFoundError(f"File not found: {path}. Files here: {names}"), the names
+#     being ws.listdir(".") joined with ", "
+#   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
+#     f"{n} lines"). Offset 1 of an empty file is not past it: it returns ""
+#   - otherwise the wanted lines through truncate_head. If lines of the file are left after the
+#     last one shown, add f"[Showing lines {offset}-{last} of {n}. Use offset={last + 1} to "
+#     "continue.]" at the end
+#   - the first wanted line alone over budget: none of it, but f"[Line {offset} of {path} is "
+#     f"{size} bytes, over the {max_bytes}-byte budget of one read, so none of it is shown.]",
+#     with f" Use offset={offset + 1} to skip it." just before the "]" if another line follows
+#@ code
+
+
+def make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
+    """The `read` tool, over the workspace `ws`. One call returns at most the budget, and says
+    so in a last line that tells the model how to ask for the rest."""
+    def execute(arguments):
+        path = str_arg(arguments, "path")
+        offset, limit = int_arg(arguments, "offset", 1), int_arg(arguments, "limit", None)
+        if offset < 1 or (limit is not None and limit < 1):
+            raise ValueError("offset and limit must be 1 or more")
+        if not ws.exists(path):
+            raise FileNotFoundError(
+                f"File not found: {path}. Files here: {', '.join(ws.listdir('.'))}")
+        lines = ws.read_text(path).splitlines(keepends=True)
+        wanted = lines[offset - 1:] if limit is None else lines[offset - 1:offset - 1 + limit]
+        kept, shown = truncate_head("".join(wanted), max_lines, max_bytes)
+        if offset > max(len(lines), 1):
+            raise ValueError(f"offset {offset} is past the end of {path}: {len(lines)} lines")
+        if wanted and shown == 0:
+            skip = f" Use offset={offset + 1} to skip it." if offset < len(lines) else ""
+            return (f"[Line {offset} of {path} is {len(wanted[0].encode())} bytes, over the "
+                    f"{max_bytes}-byte budget of one read, so none of it is shown.{skip}]")
+        last = offset + shown - 1
+        if last < len(lines):
+            kept += (f"[Showing lines {offset}-{last} of {len(lines)}. "
+                     f"Use offset={last + 1} to continue.]")
+        return kept
+    return {
+        "name": "read",
+        "description": "Read a text file and return its contents. One call returns at most "
+                       f"{max_lines} lines or {max_bytes} bytes; use offset to read on.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Path of the file to read."},
+                           "offset": {"type": "integer", "description": "First line, from 1."},
+                           "limit": {"type": "integer", "description": "How many lines."}},
+            "required": ["path"],
+        },
+        "execute": execute,
+    }
+#@ end
+#@ block 2.2..6.2 given
+
+
+def make_write_tool(ws):
+    """The `write` tool, over the workspace `ws`: create a file, or replace all of it. A tool is
+    a plain dict: what the model is told about it, and the function that does the work."""
+    def execute(arguments):
+        ws.write_text(arguments["path"], arguments["content"])
+        return f"Successfully wrote to {arguments['path']}."
+    return {
+        "name": "write",
+        "description": "Write a text file. Creates the file, or replaces its whole contents.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Path of the file to write."},
+                           "content": {"type": "string", "description": "The new contents."}},
+            "required": ["path", "content"],
+        },
+        "execute": execute,
+    }
+#@ end
+#@ block 6.2 gap
+#@ spec
+# Below is lesson 2's write tool. Read both arguments through str_arg, so that a call with no
+# "content" is answered "content must be a string", and not just "'content'".
+#@ code
+
+
+def make_write_tool(ws):
+    """The `write` tool, over the workspace `ws`: create a file, or replace all of it."""
+    def execute(arguments):
+        path, content = str_arg(arguments, "path"), str_arg(arguments, "content")
+        ws.write_text(path, content)
+        return f"Successfully wrote to {path}."
+    return {
+        "name": "write",
+        "description": "Write a text file. Creates the file, or replaces its whole contents.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Path of the file to write."},
+                           "content": {"type": "string", "description": "The new contents."}},
+            "required": ["path", "content"],
+        },
+        "execute": execute,
+    }
+#@ end
+#@ block 6.2 gap
+#@ spec
+# Spec only. The tests import one name: make_bash_tool.
+#
+# make_bash_tool(shell, max_lines=MAX_LINES, max_bytes=MAX_BYTES) -> tool   the `bash` tool:
+# named "bash", one parameter, command (string, required). The description states the budget:
+#     "Run a shell command and return its output (stdout and stderr together). "
+#     f"Only the last {max_lines} lines or {max_bytes} bytes come back."
+# execute(arguments) runs shell.run(command), which gives (output, exit_code), and returns
+#   - the output through truncate_tail; if lines were dropped, followed by
+#     f"\n[Showing the last {shown} of {total} lines. Narrow the command for more.]"
+#   - then, if the exit code is not 0, f"\nCommand exited with code {code}"
+# A command that fails has still been run. Its exit code is news for the model, not a tool
+# error: execute returns it as an ordinary result and does not raise.
+#@ code
+
+
+def make_bash_tool(shell, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
+    """The `bash` tool: run one command line in `shell` and return what it printed. A command
+    that fails has still been run: its exit code is news for the model, not a tool error, so it
+    comes back as an ordinary result that ends with a status line."""
+    def execute(arguments):
+        output, code = shell.run(str_arg(arguments, "command"))
+        total = len(output.splitlines())
+        output, shown = truncate_tail(output, max_lines, max_bytes)
+        if shown < total:
+            output += f"\n[Showing the last {shown} of {total} lines. Narrow the command for more.]"
+        if code != 0:
+            output += f"\nCommand exited with code {code}"
+        return output
+    return {
+        "name": "bash",
+        "description": "Run a shell command and return its output (stdout and stderr together). "
+                       f"Only the last {max_lines} lines or {max_bytes} bytes come back.",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The command line."}},
+            "required": ["command"],
+        },
+        "execute": execute,
+    }
+#@ end
+
+
+# == 3 loop ==
+# The code that talks to the model. The model keeps nothing between calls.
+
+#@ block 1.1..3.1 gap
+#@ spec
+# Spec only. The tests import one name here: chat.
+#
+# chat(model, messages, text) -> dict   one exchange of a conversation. `messages` is the
+#     transcript: a list the caller owns and passes in again for the next exchange.
+#     - append user_message(text) to it
+#     - send the whole list: reply = model.complete(SYSTEM, messages, []) (the [] is the tools:
+#       none yet)
+#     - append the reply, exactly as it came back, and return it
+#
+# chat keeps nothing of its own: no list outside the function, no default argument holding one.
+# The model keeps nothing either. The caller's list is the only memory there is.
+#@ code
+def chat(model, messages, text):
+    """One exchange: `text` from the user, and the model's reply, both appended to `messages`,
+    the caller's list. The model keeps nothing between calls, so the whole list is sent every
+    time: the transcript is the only memory there is, and nothing here keeps another."""
+    messages.append(user_message(text))
+    reply = model.complete(SYSTEM, messages, [])
+    messages.append(reply)
+    return reply
+#@ end
+#@ block 3.1..5.1 gap
+#@ spec
+# Below is lesson 1's chat. It becomes run_agent, and chat goes. The tests import run_agent.
+#
+# run_agent(model, system, messages, tools, prompt) -> list   puts `prompt` to the model and
+#     keeps going until it stops asking for tools:
+#     - append user_message(prompt) to `messages`, the caller's list
+#     - a turn: reply = model.complete(system, messages, tool_specs(tools)); append the reply
+#     - no tool_calls(reply): the run is over. Otherwise append run_tool's result for each call,
+#       in the order asked, and take another turn
+#     Every message goes on the caller's list as it happens, and the whole list is sent on
+#     every call. Returns this run's messages: the prompt first, the final reply last.
+#@ code
+def run_agent(model, system, messages, tools, prompt):
+    """Put `prompt` to the model and keep going until it stops asking for tools. Every message
+    of the run is appended to `messages` (the caller's list, the transcript) as it happens, and
+    the whole list is sent on every call, because the model keeps nothing between calls.
+    Returns this run's messages, in order; the last is the model's answer."""
+    new = []  # this run's messages
+
+    def record(message):
+        """Append `message` to the transcript, and to this run's messages."""
+        messages.append(message)
+        new.append(message)
+    record(user_message(prompt))
+    while True:
+        reply = model.complete(system, messages, tool_specs(tools))
+        record(reply)
+        calls = tool_calls(reply)
+        if not calls:               # it has stopped asking: the reply is the answer
+            return new
+        for call in calls:          # every call gets its result before the model is asked again
+            record(run_tool(tools, call))
+#@ end
+#@ block 5.1..7.1 gap
+#@ spec
+# Below is lesson 3's run_agent. It takes a keyword argument and gets two more ways to end. Each
+# end is written into the record, never raised:
+#   - max_turns=None: at most that many model calls (None: no limit). Count the turns, and
+#     check before the call, never after: when a turn would be number max_turns + 1, append
+#     error_message(f"Agent stopped after max_turns={max_turns}") instead, and return
+#   - a reply with stop_reason "error" (the provider failed) is appended like any other, and
+#     then the run returns: none of it is acted on, even if it holds tool calls
+#@ code
+def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
+    """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
+    back failed (stop_reason "error"), or `max_turns` model calls have been made (None: no limit).
+    Every message of the run is appended to `messages` (the caller's list, the transcript) as it
+    happens. Returns this run's messages; the last says how it ended. A stop is a message in the
+    record, never an exception, so the transcript always says why the run is over."""
+    new = []  # this run's messages
+
+    def record(message):
+        """Append `message` to the transcript, and to this run's messages."""
+        messages.append(message)
+        new.append(message)
+    record(user_message(prompt))
+    turn = 0
+    while True:
+        turn += 1
+        if max_turns is not None and turn > max_turns:   # checked before the call, never after
+            record(error_message(f"Agent stopped after max_turns={max_turns}"))
+            return new
+        reply = model.complete(system, messages, tool_specs(tools))
+        record(reply)
+        if reply["stop_reason"] == "error":    # a failed reply: none of it is acted on
+            return new
+        calls = tool_calls(reply)
+        if not calls:
+            return new
+        for call in calls:
+            record(run_tool(tools, call))
+#@ end
+#@ block 7.1..9.1 gap
+#@ spec
+# Below is lesson 5's run_agent. Same signature and the same three ends, but it prints nothing
+# and returns nothing: it becomes a generator of events, plain dicts with a "type":
+#   {"type": "agent_start"}                                        first
+#   {"type": "turn_start"}, then {"type": "turn_end", "message": reply}   around each turn
+#   {"type": "message_end", "message": m}   for every message appended, just after the append
+#   {"type": "tool_execution_start", "call": call}                  before a tool runs
+#   {"type": "tool_execution_end", "call": call, "result": result}  after its message_end
+#   {"type": "agent_end", "messages": [this run's messages]}        last, on every way out
+# The prompt's message_end comes inside the first turn. A max_turns stop is a turn too: its
+# error message is that turn's reply. Mutate, then announce: never yield a message_end before
+# the message is on the list.
+#@ code
+def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
+    """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
+    back failed (stop_reason "error"), or `max_turns` model calls have been made (None: no limit).
+
+    A generator of events: plain dicts with a "type", which say what happened and draw nothing.
+    They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
+    turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
+    message is appended to `messages` (the caller's list, the record) first, and only then is its
+    message_end yielded. The final message is the last of agent_end's "messages"."""
+    new = []  # this run's messages, for agent_end
+
+    def record(message):
+        """Append `message` to the record, then make the event that announces it."""
+        messages.append(message)
+        new.append(message)
+        return {"type": "message_end", "message": message}
+
+    yield {"type": "agent_start"}
+    turn, calls = 0, []
+    pending = [user_message(prompt)]         # user messages waiting to open the next turn
+    while calls or pending:                  # one pass is one turn
+        turn += 1
+        yield {"type": "turn_start"}
+        for message in pending:              # only here, at the top of a turn, may a user speak
+            yield record(message)
+        pending = []
+        if max_turns is not None and turn > max_turns:   # checked before the call, never after
+            reply = error_message(f"Agent stopped after max_turns={max_turns}")
+        else:
+            reply = model.complete(system, messages, tool_specs(tools))
+        yield record(reply)
+        # A failed reply: none of it is acted on.
+        calls = [] if reply["stop_reason"] == "error" else tool_calls(reply)
+        for call in calls:
+            yield {"type": "tool_execution_start", "call": call}
+            result = run_tool(tools, call)
+            yield record(result)             # no yield between the tool returning and this
+            yield {"type": "tool_execution_end", "call": call, "result": result}
+        yield {"type": "turn_end", "message": reply}
+    yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
+#@ end
+#@ block 9.1..10.1 gap
+#@ spec
+# Below is lesson 7's run_agent. Two new keyword arguments, get_steering=None and
+# get_follow_ups=None: functions of no arguments that return a list of user messages, often
+# empty. The loop asks for them only where a user message keeps the transcript valid:
+#   - steering: once with the prompt (what it gives goes in after the prompt), and after each
+#     turn, once that turn's whole tool batch is answered; what it gives opens the next turn
+#   - follow-ups: only when the run would otherwise end (no calls, no steering); what they give
+#     opens one more turn, and the run goes on from there
+#   - after a failed reply nobody is asked anything, and the run ends
+# What the loop is given is appended, each message with its message_end, at the top of the turn
+# it opens. Never pass None on: a get_... that was not passed counts as one that gives [].
+#@ code
+def run_agent(model, system, messages, tools, prompt, *,
+              max_turns=None, get_steering=None, get_follow_ups=None):
+    """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
+    back failed (stop_reason "error"), or `max_turns` model calls have been made (None: no limit).
+
+    A generator of events: plain dicts with a "type", which say what happened and draw nothing.
+    They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
+    turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
+    message is appended to `messages` (the caller's list, the record) first, and only then is its
+    message_end yielded. The final message is the last of agent_end's "messages".
+
+    The user may speak during a run; the loop asks for their words only where a user message
+    keeps the transcript valid. `get_steering` and `get_follow_ups` take no arguments and return a
+    list of user messages, often empty: steering is asked for once a turn's whole tool batch is
+    answered, follow-ups only when the run would otherwise end. The loop never sees a queue."""
+    new = []  # this run's messages, for agent_end
+
+    def record(message):
+        """Append `message` to the record, then make the event that announces it."""
+        messages.append(message)
+        new.append(message)
+        return {"type": "message_end", "message": message}
+
+    def ask(get):
+        """The user messages a callable has for us: [] if it has none, or was never passed."""
+        return list(get()) if get else []
+
+    yield {"type": "agent_start"}
+    turn, calls, failed = 0, [], False
+    # User messages waiting to open the next turn. Steering sent while idle goes in with the prompt.
+    pending = [user_message(prompt)] + ask(get_steering)
+    while pending:                           # outer loop: the prompt, then each follow-up
+        while calls or pending:              # inner loop: one pass is one turn
+            turn += 1
+            yield {"type": "turn_start"}
+            for message in pending:          # only here, at the top of a turn, may a user speak
+                yield record(message)
+            pending = []
+            if max_turns is not None and turn > max_turns:   # checked before the call, never after
+                reply = error_message(f"Agent stopped after max_turns={max_turns}")
+            else:
+                reply = model.complete(system, messages, tool_specs(tools))
+            yield record(reply)
+            # A failed reply: none of it is acted on and nobody is asked for more.
+            failed = reply["stop_reason"] == "error"
+            calls = [] if failed else tool_calls(reply)
+            for call in calls:
+                yield {"type": "tool_execution_start", "call": call}
+                result = run_tool(tools, call)
+                yield record(result)         # no yield between the tool returning and this
+                yield {"type": "tool_execution_end", "call": call, "result": result}
+            yield {"type": "turn_end", "message": reply}
+            if not failed:
+                pending = ask(get_steering)  # every call of the turn has its result
+        if not failed:
+            pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
+    yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
+#@ end
+#@ block 10.1 gap
+#@ spec
+# Below is lesson 9's run_agent. One line changes: the model is sent context_for_model(messages),
+# a view built for this one request, and never the record itself.
+#@ code
+def run_agent(model, system, messages, tools, prompt, *,
+              max_turns=None, get_steering=None, get_follow_ups=None):
+    """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
+    back failed (stop_reason "error"), or `max_turns` model calls have been made (None: no limit).
+
+    A generator of events: plain dicts with a "type", which say what happened and draw nothing.
+    They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
+    turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
+    message is appended to `messages` (the caller's list, the record) first, and only then is its
+    message_end yielded. The final message is the last of agent_end's "messages".
+
+    The user may speak during a run; the loop asks for their words only where a user message
+    keeps the transcript valid. `get_steering` and `get_follow_ups` take no arguments and return a
+    list of user messages, often empty: steering is asked for once a turn's whole tool batch is
+    answered, follow-ups only when the run would otherwise end. The loop never sees a queue."""
+    new = []  # this run's messages, for agent_end
+
+    def record(message):
+        """Append `message` to the record, then make the event that announces it."""
+        messages.append(message)
+        new.append(message)
+        return {"type": "message_end", "message": message}
+
+    def ask(get):
+        """The user messages a callable has for us: [] if it has none, or was never passed."""
+        return list(get()) if get else []
+
+    yield {"type": "agent_start"}
+    turn, calls, failed = 0, [], False
+    # User messages waiting to open the next turn. Steering sent while idle goes in with the prompt.
+    pending = [user_message(prompt)] + ask(get_steering)
+    while pending:                           # outer loop: the prompt, then each follow-up
+        while calls or pending:              # inner loop: one pass is one turn
+            turn += 1
+            yield {"type": "turn_start"}
+            for message in pending:          # only here, at the top of a turn, may a user speak
+                yield record(message)
+            pending = []
+            if max_turns is not None and turn > max_turns:   # checked before the call, never after
+                reply = error_message(f"Agent stopped after max_turns={max_turns}")
+            else:
+                reply = model.complete(system, context_for_model(messages), tool_specs(tools))
+            yield record(reply)
+            # A failed reply: none of it is acted on and nobody is asked for more.
+            failed = reply["stop_reason"] == "error"
+            calls = [] if failed else tool_calls(reply)
+            for call in calls:
+                yield {"type": "tool_execution_start", "call": call}
+                result = run_tool(tools, call)
+                yield record(result)         # no yield between the tool returning and this
+                yield {"type": "tool_execution_end", "call": call, "result": result}
+            yield {"type": "turn_end", "message": reply}
+            if not failed:
+                pending = ask(get_steering)  # every call of the turn has its result
+        if not failed:
+            pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
+    yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
+#@ end
+#@ block 10.1 gap
+#@ spec
+# Spec only. The tests import one name here: context_for_model.
+#
+# context_for_model(messages) -> list   what the model is sent, built for every request. The
+#     record keeps what happened; this is a transcript a provider accepts. Leave out assistant
+#     messages that failed and are empty (stop_reason "error" and no content: a failed reply
+#     that got something out stays in), then pass the rest through repair_tool_history.
+#     A new list, every time; the record is never changed.
+#@ code
+
+
+def context_for_model(messages):
+    """What the model is sent. The record is not the view: the record keeps what happened, and
+    this builds, for every request, a transcript a provider accepts. Assistant messages that
+    failed and are empty are left out (a failed reply that got something out stays in), and then
+    the calls and results are paired up. Returns a new list; the record is never changed."""
+    kept = [m for m in messages if not (m["role"] == "assistant" and not m["content"]
+                                        and m.get("stop_reason") == "error")]
+    return repair_tool_history(kept)
+#@ end
+#@ block 10.1 given
+
+
+INTERRUPTED = ("Tool call interrupted: no result was recorded. It may not have run, or may have "
+               "run partly; check before repeating it.")
+#@ end
+#@ block 10.1 gap
+#@ spec
+# Spec only. The tests import one name here: repair_tool_history.
+#
+# repair_tool_history(messages) -> list   a new list in which every tool call of an assistant
+#     message is followed at once, in call order, by exactly one toolResult for it:
+#     - a recorded result is kept, and moved to its place; of two for one call the first wins
+#     - a result whose call is nowhere is dropped: nobody knows that call's arguments
+#     - a call with no result gets {"role": "toolResult", "tool_call_id": <the call's id>,
+#       "tool_name": <its name>, "content": INTERRUPTED, "is_error": True}
+#     Pure and idempotent: the same message objects, never copies, and a list that is valid
+#     already comes back equal to itself. Call ids are unique.
+#@ code
+
+
+def repair_tool_history(messages):
+    """A copy of `messages` in which every tool call is followed at once by exactly one result,
+    in call order. A recorded result is kept and moved to its place; of two for one call the first
+    wins; a result whose call is nowhere is dropped (nobody knows the arguments of the call, so it
+    cannot be invented); a call with no result gets INTERRUPTED, marked is_error. Pure and
+    idempotent: a new list of the same message objects, equal to a valid input. Call ids are taken
+    to be unique."""
+    recorded = {}  # call id -> the first result recorded for it
+    for m in messages:
+        if m["role"] == "toolResult":
+            recorded.setdefault(m["tool_call_id"], m)
+    repaired = []
+    for m in messages:
+        if m["role"] == "toolResult":
+            continue  # results are put back below, after their call
+        repaired.append(m)
+        if m["role"] == "assistant":
+            for call in tool_calls(m):
+                repaired.append(recorded.get(call["id"]) or {
+                    "role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],
+                    "content": INTERRUPTED, "is_error": True})
+    return repaired
+#@ end
+#@ block 8.1 given
+
+
+# == 4 harness ==
+# One transcript, one writer. The loop keeps the mechanics and stays stateless; this holds the list.
+
+#@ end
+#@ block 8.1..9.1 given
+class Harness:
+    """Owns the one transcript, and the settings that stay the same from run to run, and lets one
+    run at a time write to it.
+
+    Harness(model, system, tools, messages=(), max_turns=None) copies `messages` into a list of
+    its own.
+      .messages      a tuple, a snapshot of the transcript: nobody outside can append to it or
+                     pop from it. (The dicts inside are not copied.)
+      .is_running    True from the call of prompt() until that run is exhausted.
+      .prompt(text)  returns the run: run_agent's events, over the harness's own list. While a
+                     run is going on it raises RuntimeError("already running"), and it raises
+                     on the caller's line, so prompt is a plain def and the generator is _run."""
+#@ end
+#@ block 9.1..10.1 given: the docstring's words on steer and follow_up
+class Harness:
+    """Owns the one transcript, and the settings that stay the same from run to run, and lets one
+    run at a time write to it.
+
+    Harness(model, system, tools, messages=(), max_turns=None) copies `messages` into a list of
+    its own.
+      .messages      a tuple, a snapshot of the transcript: nobody outside can append to it or
+                     pop from it. (The dicts inside are not copied.)
+      .is_running    True from the call of prompt() until that run is exhausted.
+      .prompt(text)  returns the run: run_agent's events, over the harness's own list. While a
+                     run is going on it raises RuntimeError("already running; use steer() or
+                     follow_up()"), and it raises on the caller's line, so prompt is a plain def
+                     and the generator is _run.
+      .steer(text), .follow_up(text)
+                     queue a user message: steer for the next gap between turns ("use spaces"),
+                     follow_up for when the run would otherwise end ("now run the tests").
+                     Callable at any time, by anyone. A queued message is not history until the
+                     loop asks for it, one message per ask. Queues outlive runs."""
+#@ end
+#@ block 10.1..11.2 given: the docstring's words on is_running
+class Harness:
+    """Owns the one transcript, and the settings that stay the same from run to run, and lets one
+    run at a time write to it.
+
+    Harness(model, system, tools, messages=(), max_turns=None) copies `messages` into a list of
+    its own.
+      .messages      a tuple, a snapshot of the transcript: nobody outside can append to it or
+                     pop from it. (The dicts inside are not copied.)
+      .is_running    True from the call of prompt() until that run is exhausted, closed or dies.
+      .prompt(text)  returns the run: run_agent's events, over the harness's own list. While a
+                     run is going on it raises RuntimeError("already running; use steer() or
+                     follow_up()"), and it raises on the caller's line, so prompt is a plain def
+                     and the generator is _run.
+      .steer(text), .follow_up(text)
+                     queue a user message: steer for the next gap between turns ("use spaces"),
+                     follow_up for when the run would otherwise end ("now run the tests").
+                     Callable at any time, by anyone. A queued message is not history until the
+                     loop asks for it, one message per ask. Queues outlive runs."""
+#@ end
+#@ block 11.2 given: the docstring's words on subscribe
+class Harness:
+    """Owns the one transcript, and the settings that stay the same from run to run, and lets one
+    run at a time write to it.
+
+    Harness(model, system, tools, messages=(), max_turns=None) copies `messages` into a list of
+    its own.
+      .messages      a tuple, a snapshot of the transcript: nobody outside can append to it or
+                     pop from it. (The dicts inside are not copied.)
+      .is_running    True from the call of prompt() until that run is exhausted, closed or dies.
+      .prompt(text)  returns the run: run_agent's events, over the harness's own list. While a
+                     run is going on it raises RuntimeError("already running; use steer() or
+                     follow_up()"), and it raises on the caller's line, so prompt is a plain def
+                     and the generator is _run.
+      .steer(text), .follow_up(text)
+                     queue a user message: steer for the next gap between turns ("use spaces"),
+                     follow_up for when the run would otherwise end ("now run the tests").
+                     Callable at any time, by anyone. A queued message is not history until the
+                     loop asks for it, one message per ask. Queues outlive runs.
+      .subscribe(listener)
+                     listener(event) hears every event of every run, after the record has
+                     changed and before the run's consumer is handed the event. Returns the
+                     function that undoes it. A listener that raises ends the run: listeners are
+                     trusted code, and a saver that cannot save must not be silent."""
+#@ end
+
+#@ block 8.1..9.1 gap
+#@ spec
+    # Spec: the docstring above. The tests import one name: Harness.
+    #
+    # Keep the transcript in a list of your own, self._messages, and hand run_agent that very
+    # list, so the record it appends to is the harness's. prompt(text) checks and sets the
+    # running flag and returns self._run(text). _run is the generator: it yields run_agent's
+    # events and clears the flag when the run is exhausted. prompt must not be a generator
+    # itself: its check would wait for the first next(), and a second prompt() would not raise.
+#@ code
+    def __init__(self, model, system, tools, messages=(), max_turns=None):
+        self._model, self._system, self._tools = model, system, list(tools)
+        self._messages, self._max_turns = list(messages), max_turns
+        self._running = False
+
+    @property
+    def messages(self):
+        return tuple(self._messages)
+
+    @property
+    def is_running(self):
+        return self._running
+
+    def prompt(self, text):
+        if self._running:  # checked now, not at the first next()
+            raise RuntimeError("already running")
+        self._running = True
+        return self._run(text)
+
+    def _run(self, text):
+        for event in run_agent(self._model, self._system, self._messages, self._tools, text,
+                               max_turns=self._max_turns):
+            yield event
+        self._running = False
+#@ end
+#@ block 9.1..10.1 gap
+#@ spec
+    # Below is lesson 8's Harness. New, as the docstring says:
+    #   - two queues, made in __init__ with deque(): steering and follow-ups
+    #   - steer(text) and follow_up(text) append user_message(text) to their queue
+    #   - _drain(queue) -> list: [the oldest message], taken off the queue, or [] if it is empty
+    #   - _run hands run_agent get_steering and get_follow_ups: functions of no arguments, each
+    #     draining its own queue. The loop asks them; it never sees a queue
+    #   - while a run is going on, prompt raises
+    #     RuntimeError("already running; use steer() or follow_up()")
+#@ code
+    def __init__(self, model, system, tools, messages=(), max_turns=None):
+        self._model, self._system, self._tools = model, system, list(tools)
+        self._messages, self._max_turns = list(messages), max_turns
+        self._running = False
+        self._steering, self._follow_ups = deque(), deque()
+
+    @property
+    def messages(self):
+        return tuple(self._messages)
+
+    @property
+    def is_running(self):
+        return self._running
+
+    def prompt(self, text):
+        if self._running:  # checked now, not at the first next()
+            raise RuntimeError("already running; use steer() or follow_up()")
+        self._running = True
+        return self._run(text)
+
+    def steer(self, text):
+        self._steering.append(user_message(text))
+
+    def follow_up(self, text):
+        self._follow_ups.append(user_message(text))
+
+    def _drain(self, queue):
+        """What the loop is handed when it asks: the oldest queued message, one at a time."""
+        return [queue.popleft()] if queue else []
+
+    def _run(self, text):
+        run = run_agent(self._model, self._system, self._messages, self._tools, text,
+                        max_turns=self._max_turns,
+                        get_steering=lambda: self._drain(self._steering),
+                        get_follow_ups=lambda: self._drain(self._follow_ups))
+        for event in run:
+            yield event
+        self._running = False
+#@ end
+#@ block 10.1..11.2 gap
+#@ spec
+    # Below is lesson 9's Harness. One change, in _run. A consumer may stop pulling at any event
+    # and close the run, and a run may die of an exception; either way the harness must be idle
+    # again, or it refuses every prompt after. Keep run_agent's generator in a variable, loop
+    # over it inside try, and in finally close it (run.close()) and clear the running flag.
+#@ code
+    def __init__(self, model, system, tools, messages=(), max_turns=None):
+        self._model, self._system, self._tools = model, system, list(tools)
+        self._messages, self._max_turns = list(messages), max_turns
+        self._running = False
+        self._steering, self._follow_ups = deque(), deque()
+
+    @property
+    def messages(self):
+        return tuple(self._messages)
+
+    @property
+    def is_running(self):
+        return self._running
+
+    def prompt(self, text):
+        if self._running:  # checked now, not at the first next()
+            raise RuntimeError("already running; use steer() or follow_up()")
+        self._running = True
+        return self._run(text)
+
+    def steer(self, text):
+        self._steering.append(user_message(text))
+
+    def follow_up(self, text):
+        self._follow_ups.append(user_message(text))
+
+    def _drain(self, queue):
+        """What the loop is handed when it asks: the oldest queued message, one at a time."""
+        return [queue.popleft()] if queue else []
+
+    def _run(self, text):
+        run = run_agent(self._model, self._system, self._messages, self._tools, text,
+                        max_turns=self._max_turns,
+                        get_steering=lambda: self._drain(self._steering),
+                        get_follow_ups=lambda: self._drain(self._follow_ups))
+        try:
+            for event in run:
+                yield event
+        finally:  # exhausted, closed by the consumer, or dead
+            run.close()
+            self._running = False
+#@ end
+#@ block 11.2 gap
+#@ spec
+    # Below is lesson 9's Harness. About 12 new lines, in three places:
+    #   - __init__: a list of listeners, empty to start with
+    #   - subscribe(self, listener): as the docstring says. The function it returns takes this
+    #     listener off the list, and calling it a second time does nothing
+    #   - _run: every listener is called with each event, and then the event is yielded. Put the
+    #     calling in _notify(self, event). A listener may unsubscribe while it is being called
+    #     (itself, or another one), and its neighbours must still hear that event
+#@ code
+    def __init__(self, model, system, tools, messages=(), max_turns=None):
+        self._model, self._system, self._tools = model, system, list(tools)
+        self._messages, self._max_turns = list(messages), max_turns
+        self._running = False
+        self._steering, self._follow_ups = deque(), deque()
+        self._listeners = []
+
+    @property
+    def messages(self):
+        return tuple(self._messages)
+
+    @property
+    def is_running(self):
+        return self._running
+
+    def prompt(self, text):
+        if self._running:  # checked now, not at the first next()
+            raise RuntimeError("already running; use steer() or follow_up()")
+        self._running = True
+        return self._run(text)
+
+    def steer(self, text):
+        self._steering.append(user_message(text))
+
+    def follow_up(self, text):
+        self._follow_ups.append(user_message(text))
+
+    def subscribe(self, listener):
+        self._listeners.append(listener)
+
+        def unsubscribe():
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+        return unsubscribe
+
+    def _notify(self, event):
+        for listener in list(self._listeners):  # a copy: a listener may unsubscribe mid-walk
+            listener(event)
+
+    def _drain(self, queue):
+        """What the loop is handed when it asks: the oldest queued message, one at a time."""
+        return [queue.popleft()] if queue else []
+
+    def _run(self, text):
+        run = run_agent(self._model, self._system, self._messages, self._tools, text,
+                        max_turns=self._max_turns,
+                        get_steering=lambda: self._drain(self._steering),
+                        get_follow_ups=lambda: self._drain(self._follow_ups))
+        try:
+            for event in run:
+                self._notify(event)  # the listeners first: a consumer may never ask again
+                yield event
+        finally:  # exhausted, closed by the consumer, or dead
+            run.close()
+            self._running = False
+#@ end
+#@ block 7.1 given
+
+
+# == 5 frontends ==
+# A frontend is a fold over the events of one run: render(event) for each event, then finish(),
+# which says whether the run ended well. The loop never learns what its events look like.
+
+#@ end
+#@ block 7.1 given
+class JsonRenderer:
+    """Every event as one line of JSON, for another program to read."""
+
+    def __init__(self):
+        self.failed = False
+
+    def render(self, event):
+        print(json.dumps(event))
+        if event["type"] == "message_end" and event["message"].get("stop_reason") == "error":
+            self.failed = True
+
+    def finish(self):
+        return not self.failed
+#@ end
+#@ block 7.1 gap
+#@ spec
+# Spec only. The tests import one name here: FinalTextRenderer.
+#
+# FinalTextRenderer() is the frontend for `> answer.txt`: only the answer, nothing while the run
+# goes on. render(event) prints nothing; it keeps the message of the newest message_end whose
+# message is an assistant's. finish() then
+#   - prints text_of that message and returns True, or
+#   - if it failed (stop_reason "error"), prints f"Error: {its error_message}" and returns False
+#   - if there was none, prints nothing and returns False
+#@ code
+
+
+class FinalTextRenderer:
+    """Only the answer, for `> answer.txt`: nothing is printed while the run goes on. finish()
+    prints the text of the last assistant message and returns True; if that message failed
+    (stop_reason "error") it prints "Error: <its error_message>" instead and returns False."""
+
+    def __init__(self):
+        self.last = None  # the newest assistant message seen so far
+
+    def render(self, event):
+        if event["type"] == "message_end" and event["message"]["role"] == "assistant":
+            self.last = event["message"]
+
+    def finish(self):
+        if self.last is None:
+            return False
+        if self.last["stop_reason"] == "error":
+            print(f"Error: {self.last['error_message']}")
+            return False
+        print(text_of(self.last))
+        return True
+#@ end
+#@ block 11.1 given
+
+
+# == 6 environment ==
+# What a session needs around the harness, starting with a disk. Regions 3 and 4 know none of it.
+
+#@ end
+#@ block 11.1 gap
+#@ spec
+# Spec only. The tests import one name: SessionLog.
+#
+# SessionLog(ws, path) is a session on disk. `ws` is a workspace, the disk your tools already use
+# (ws.exists, ws.read_text, ws.append_text), and `path` names a file in it. The file holds one
+# JSON object per line, one line per message, and a line, once written, is never touched again:
+#     {"id": "e1", "type": "message", "message": {"role": "user", "content": "Hi"}}
+#
+#   .append_message(message) -> str   appends one line with ws.append_text and returns its id:
+#                     "e" + the number of that line, so "e1", "e2", ... The number is counted by
+#                     re-reading the file. A SessionLog keeps no state but `ws` and `path`, so two
+#                     of them over one file cannot disagree.
+#   .entries() -> list[dict]          every entry, oldest first; [] if there is no file yet
+#                     (reading never creates one). A line that is not JSON, the torn last line
+#                     of a power cut, raises
+#                         ValueError(f"{path}, line {n}: not a complete log entry")
+#                     with n counted from 1. It is never skipped, and append_message refuses in
+#                     the same way, writing nothing, while the log is in that state.
+#   .rows() -> list[tuple]            (entry id, message) for each message, in order
+#   .replay() -> list[dict]           the messages, in order: the transcript
+#
+# Nothing here is a special "load" or "resume". To resume a session is to write
+#     Harness(model, system, tools, messages=log.replay())
+#@ code
+class SessionLog:
+    """A session on disk: the file `path` in the workspace `ws`, one JSON object per line, one
+    line per message: {"id": "e1", "type": "message", "message": {...}}. Lines are appended and
+    never edited. The log is the truth and the transcript is what replay() makes of it, so
+    resuming is Harness(..., messages=log.replay()). Holds no state but `ws` and `path`."""
+
+    def __init__(self, ws, path):
+        self.ws, self.path = ws, path
+
+    def entries(self):
+        """Every entry, oldest first; [] if there is no file yet. A line that is not JSON (a torn
+        write) raises ValueError naming its line number. It is never skipped: the next append
+        would be glued onto it, and both entries lost."""
+        text = self.ws.read_text(self.path) if self.ws.exists(self.path) else ""
+        entries = []
+        for number, line in enumerate(text.splitlines(), 1):
+            try:
+                entries.append(json.loads(line))
+            except ValueError:
+                raise ValueError(f"{self.path}, line {number}: not a complete log entry") from None
+        return entries
+
+    def append_message(self, message):
+        """Append one message as one line and return its entry id, "e" + its line number. The
+        number is counted by re-reading the file, so two logs over one file cannot disagree."""
+        entry = {"id": f"e{len(self.entries()) + 1}", "type": "message", "message": message}
+        self.ws.append_text(self.path, json.dumps(entry) + "\n")
+        return entry["id"]
+
+    def rows(self):
+        """(entry id, message) for every message of the transcript, in order."""
+        return [(entry["id"], entry["message"]) for entry in self.entries()
+                if entry["type"] == "message"]
+
+    def replay(self):
+        """The transcript: the state is computed from what happened, never saved."""
+        return [message for _, message in self.rows()]
+#@ end
+#@ block 11.2 gap
+#@ spec
+# Spec only. The tests import one name: persist_to.
+#
+# persist_to(log) -> listener. `log` is a SessionLog. The listener appends the message of every
+# message_end event to it, as the event arrives, and ignores every other event. If the log
+# raises (a torn file, a full disk), so does the listener: it catches nothing. Used as
+#     h.subscribe(persist_to(log))
+# and from then on nobody else in the program saves anything.
+#@ code
+
+
+def persist_to(log):
+    """A listener that saves: the message of every message_end is appended to `log` as the event
+    arrives, before any consumer sees it. It catches nothing: a log that cannot take the message
+    (a torn file, a full disk) ends the run."""
+    def listener(event):
+        if event["type"] == "message_end":
+            log.append_message(event["message"])
+    return listener
+#@ end

@@ -1,0 +1,340 @@
+"""Cut the course's marked harness into stages: the starting file, the solution and the diff of
+every lab.
+
+The course's harness is one file, `harness_py/course/harness.py`, written as it stands after the
+last lab, with the versions it went through kept beside each other in `#@` blocks. One source
+means one place to fix a bug, and every stage is cut from it by the same rule, so a reader's
+starting file is always exactly the previous lab's solution with this lab's blocks opened up.
+
+Markers (docs/architecture.md, "The marked source"):
+
+    #@ block P            present from point P on
+    #@ block P given      present from P on; in P's starting file preceded by "# given in lesson L"
+    #@ block P given: t   the same, with ": t" appended to the mark
+    #@ block P gap        present from P on; in P's starting file it is a gap the reader fills
+    #@ block P..Q ...     as above, but only up to, not including, Q (a later lab rewrites it)
+    #@ spec               in a gap block: the comment lines up to `#@ code` are the gap's spec
+    #@ code               in a gap block: the solution code follows
+    #@ end                closes the block
+
+Blocks do not nest. A block with a range (`P..Q`) is rewritten at Q by the block that follows it
+directly, with no line between: such a chain is the versions of one thing (a *group*). Their
+ranges may not overlap, and a gap shows, under its spec, the code of the versions in its group that
+end where the gap begins, so the reader edits the old version instead of starting from nothing.
+Blocks without a range that follow each other are separate things. Leading blank lines of a block
+stay in place, before its mark or gap.
+
+Standard library only; PyYAML is imported only when the points have to be read from
+lessons/course.yaml and none were passed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SOURCE = ROOT / "harness_py" / "course" / "harness.py"
+COURSE_YAML = ROOT / "lessons" / "course.yaml"
+
+GAP_OPEN = "# --- your code ---"
+GAP_CLOSE = "# --- end ---"
+
+_POINT = r"(\d+)\.(\d+)"
+_BLOCK = re.compile(rf"^#@ block (?P<start>{_POINT})(?:\.\.(?P<until>{_POINT}))?"
+                    r"(?: (?P<kind>given|gap)(?P<note>.*))?$")
+
+
+class MarkerError(Exception):
+    """A mistake in the marked source, named by file and line like a compiler error."""
+
+    def __init__(self, path: str, line: int, message: str):
+        super().__init__(f"{path}:{line}: {message}")
+        self.path, self.line, self.message = path, line, message
+
+
+def point_key(point: str) -> tuple[int, int]:
+    """"10.1" -> (10, 1): points compare as numbers, so 9.1 < 10.1."""
+    lesson, lab = point.split(".")
+    return int(lesson), int(lab)
+
+
+def lesson_of(point: str) -> int:
+    return point_key(point)[0]
+
+
+@dataclass
+class Block:
+    """One `#@ block`: the lines it holds and the points at which they exist."""
+    line: int                      # line of its `#@ block` marker, counted from 1
+    start: str
+    until: str | None              # the first point it is no longer part of; None: to the end
+    kind: str                      # "plain", "given" or "gap"
+    note: str = ""                 # for "given": text appended to the mark
+    spec: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)
+    group: int = 0                 # blocks in one group are versions of one thing
+
+    def live(self, point: str) -> bool:
+        key = point_key(point)
+        return point_key(self.start) <= key and (self.until is None
+                                                 or key < point_key(self.until))
+
+
+@dataclass
+class Stages:
+    """Every stage of the course's harness, cut on demand from the parsed source."""
+    points: list[str]
+    items: list            # the source in order: a plain line (str) or a Block
+    path: str = "harness_py/course/harness.py"
+
+    def _check(self, point: str) -> None:
+        if point not in self.points:
+            raise KeyError(f"{point} is not a stage point; the points are {', '.join(self.points)}")
+
+    def previous(self, point: str) -> str | None:
+        """The point before `point`, or None for the course's first lab."""
+        self._check(point)
+        index = self.points.index(point)
+        return self.points[index - 1] if index else None
+
+    def solution(self, point: str) -> str:
+        """The harness after the reader finished lab `point`."""
+        self._check(point)
+        lines: list[str] = []
+        for item in self.items:
+            if isinstance(item, str):
+                lines.append(item)
+            elif item.live(point):
+                lines.extend(item.code)
+        return _text(lines)
+
+    def starting(self, point: str) -> str:
+        """The file lab `point` starts from: the previous solution with `point`'s blocks shown as
+        gaps, or with their "given in lesson L" marks."""
+        self._check(point)
+        lesson = lesson_of(point)
+        lines: list[str] = []
+        for item in self.items:
+            if isinstance(item, str):
+                lines.append(item)
+            elif item.start != point:
+                if item.live(point):
+                    lines.extend(item.code)
+            else:
+                lead, body = _split_lead(item.code)
+                lines.extend(lead)
+                indent = _indent(body[0] if body else "")
+                if item.kind == "given":
+                    lines.append(f"{indent}# given in lesson {lesson}{item.note}")
+                    lines.extend(body)
+                elif item.kind == "gap":
+                    lines.append(indent + GAP_OPEN)
+                    lines.extend(item.spec)
+                    for old in self._replaced(item):
+                        lines.extend(_split_lead(old.code)[1])
+                    lines.append(indent + GAP_CLOSE)
+                else:
+                    lines.extend(body)
+        return _text(lines)
+
+    def _replaced(self, gap: Block) -> list[Block]:
+        """The versions a gap takes the place of: its group's blocks that end where it starts."""
+        return [item for item in self.items if isinstance(item, Block)
+                and item.group == gap.group and item.until == gap.start]
+
+    def reference(self, lesson: int) -> str:
+        """The reference harness of a lesson: the solution of its last lab."""
+        mine = [point for point in self.points if lesson_of(point) == lesson]
+        if not mine:
+            raise KeyError(f"lesson {lesson} has no labs in lessons/course.yaml")
+        return self.solution(mine[-1])
+
+    def diff(self, point: str) -> list[str]:
+        """What changed since the previous lab, as unified diff lines (no line ends), from the
+        previous point's solution to this point's starting file; the first lab diffs from an
+        empty file. Two lines of context, as the page shows it."""
+        before = self.previous(point)
+        old = self.solution(before) if before else ""
+        where = f"lesson {lesson_of(before)} lab {point_key(before)[1]}" if before else "empty"
+        return list(difflib.unified_diff(
+            old.splitlines(), self.starting(point).splitlines(),
+            fromfile=f"harness.py ({where})", tofile=f"harness.py (lab {point})",
+            n=2, lineterm=""))
+
+    def blocks(self) -> list[Block]:
+        return [item for item in self.items if isinstance(item, Block)]
+
+
+def _text(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _split_lead(code: list[str]) -> tuple[list[str], list[str]]:
+    """A block's leading blank lines, and the rest."""
+    n = 0
+    while n < len(code) and not code[n].strip():
+        n += 1
+    return code[:n], code[n:]
+
+
+def parse(text: str, points: list[str], path: str = "harness_py/course/harness.py") -> Stages:
+    """Parse a marked source. Every mistake raises MarkerError naming `path` and the line."""
+    known = set(points)
+    items: list = []
+    block: Block | None = None
+    part = ""                         # in a gap block: "" before #@ spec, "spec", then "code"
+    group, continues = 0, False       # continues: the line before closed a block with a range
+
+    def fail(line: int, message: str):
+        raise MarkerError(path, line, message)
+
+    def check_point(point: str | None, number: int) -> None:
+        if point is not None and point not in known:
+            fail(number, f"point {point} is not a lab in lessons/course.yaml "
+                         f"(the points are {', '.join(points)})")
+
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("#@"):
+            if line != stripped:
+                fail(number, "a marker must start at the beginning of its line")
+            match = _BLOCK.match(stripped)
+            if match:
+                if block is not None:
+                    fail(number, f"a block cannot open inside the block opened at line "
+                                 f"{block.line}; blocks do not nest")
+                start, until = match["start"], match["until"]
+                check_point(start, number)
+                check_point(until, number)
+                if until is not None and point_key(until) <= point_key(start):
+                    fail(number, f"the range {start}..{until} is empty: it must end after it "
+                                 "starts")
+                kind, note = match["kind"] or "plain", match["note"] or ""
+                if kind == "gap" and note:
+                    fail(number, f"unexpected text after 'gap': {note.strip()!r}")
+                if kind == "given" and note and not note.startswith(":"):
+                    fail(number, "text after 'given' must start with ':', as in "
+                                 "'given: the docstring'")
+                if not continues:
+                    group += 1
+                block = Block(number, start, until, kind, note, group=group)
+                part = "" if kind == "gap" else "code"
+                continues = False
+            elif stripped == "#@ spec":
+                if block is None or block.kind != "gap":
+                    fail(number, "'#@ spec' belongs inside a gap block ('#@ block P gap')")
+                if part != "":
+                    fail(number, "a gap has one '#@ spec'")
+                part = "spec"
+            elif stripped == "#@ code":
+                if block is None or block.kind != "gap":
+                    fail(number, "'#@ code' belongs inside a gap block ('#@ block P gap')")
+                if part != "spec":
+                    fail(number, "'#@ code' comes after the gap's '#@ spec' and its lines")
+                if not block.spec:
+                    fail(block.line, "a gap with no spec: write the comment lines that say what "
+                                     "the reader writes between '#@ spec' and '#@ code'")
+                part = "code"
+            elif stripped == "#@ end":
+                if block is None:
+                    fail(number, "'#@ end' with no open block")
+                if block.kind == "gap" and part != "code":
+                    fail(block.line, "a gap with no spec: a gap block needs '#@ spec', its "
+                                     "comment lines, then '#@ code'")
+                if not any(code.strip() for code in block.code):
+                    fail(block.line, "an empty block: it holds no code")
+                _check_overlap(items, block, fail)
+                items.append(block)
+                continues = block.until is not None
+                block = None
+            else:
+                fail(number, f"unknown marker {stripped!r}; the markers are '#@ block', "
+                             "'#@ spec', '#@ code' and '#@ end'")
+            continue
+        if block is None:
+            items.append(line)
+            continues = False
+        elif part == "":
+            fail(number, "a gap block starts with '#@ spec'")
+        elif part == "spec":
+            if not stripped.startswith("#"):
+                fail(number, "a spec line must be a comment; end the spec with '#@ code'")
+            block.spec.append(line)
+        else:
+            block.code.append(line)
+    if block is not None:
+        fail(block.line, "this block is never closed: add '#@ end'")
+    return Stages(points=list(points), items=items, path=path)
+
+
+def _check_overlap(items: list, block: Block, fail) -> None:
+    for other in items:
+        if isinstance(other, Block) and other.group == block.group:
+            a0, b0 = point_key(other.start), point_key(block.start)
+            a1 = point_key(other.until) if other.until else (10 ** 9, 0)
+            b1 = point_key(block.until) if block.until else (10 ** 9, 0)
+            if a0 < b1 and b0 < a1:
+                fail(block.line, f"overlapping ranges of the same block: {_range(block)} here "
+                                 f"and {_range(other)} at line {other.line} (versions of one "
+                                 "thing follow each other with no line between them)")
+
+
+def _range(block: Block) -> str:
+    return f"{block.start}..{block.until}" if block.until else f"{block.start}.."
+
+
+def course_points(course_yaml: Path | str = COURSE_YAML) -> list[str]:
+    """The stage points, in order, from the labs of every lesson in lessons/course.yaml."""
+    try:
+        import yaml
+    except ImportError:
+        raise RuntimeError("reading lessons/course.yaml needs PyYAML; pass points= instead") \
+            from None
+    course = yaml.safe_load(Path(course_yaml).read_text(encoding="utf-8"))
+    points = []
+    for page in course["pages"]:
+        if page.get("kind") == "lesson":
+            for k, _title in enumerate(page.get("labs") or [], 1):
+                points.append(f"{int(page['id'])}.{k}")
+    return points
+
+
+def load(path: Path | str | None = None, points: list[str] | None = None) -> Stages:
+    """Read and parse the marked source (by default the course's), with the points of
+    lessons/course.yaml unless `points` is given."""
+    source = Path(path) if path is not None else DEFAULT_SOURCE
+    if points is None:
+        points = course_points()
+    shown = str(source)
+    try:
+        shown = source.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        pass
+    return parse(source.read_text(encoding="utf-8"), points, shown)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python harness_py/stages.py starting|solution|diff POINT`: print one stage."""
+    import sys
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] not in ("starting", "solution", "diff"):
+        print("usage: stages.py starting|solution|diff POINT", file=sys.stderr)
+        return 2
+    stages = load()
+    what, point = args
+    if what == "diff":
+        print("\n".join(stages.diff(point)))
+    else:
+        print(getattr(stages, what)(point), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
