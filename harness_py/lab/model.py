@@ -14,7 +14,7 @@ network. What it keeps honest:
 
 Steps: a message dict (sent back as a fresh copy); a plain string (a text reply); a function of
 the request that returns any of these; forever(step) (used for every call from then on);
-power_cut(); raises(exc); provider_error(text); forgetful().
+power_cut(); raises(exc); provider_error(text); forgetful() (a function of the request).
 """
 
 from __future__ import annotations
@@ -224,8 +224,10 @@ def _forgetful(request: Request) -> dict:
         if key in facts:
             return say(f"Your {key} is {facts[key]}.")
         return say(f"I don't know your {key}.")
-    if _FACT.search(asked):
-        return say("Noted.")
+    stated = _FACT.findall(asked)
+    if stated:
+        key, value = stated[-1]
+        return say(f"Nice to meet you, {value.strip()}." if key.lower() == "name" else "Noted.")
     if _GREETING.search(asked):
         return say("Hello.")
     if asked.rstrip().endswith("?"):
@@ -233,18 +235,20 @@ def _forgetful(request: Request) -> dict:
     return say("Noted.")
 
 
-def forgetful() -> _Forever:
-    """A model that answers only from what the transcript says, for every call from then on.
+def forgetful() -> Callable[[Request], dict]:
+    """A step that answers one call from what its request says, and from nothing else. Use one
+    per call, `[lab.forgetful()] * 3`, or lab.forever(lab.forgetful()) for every call.
 
-    Its rules, all of them, applied to the messages it is sent and nothing else:
+    Its rules, all of them, applied only to the messages it is sent:
     - A user message saying "my <thing> is <value>" states a fact (the latest one wins). Only user
       messages count: the user is the one who knows their own name.
-    - "What is my <thing>?" gets "Your <thing> is <value>." if some user message in the transcript
+    - "What is my <thing>?" gets "Your <thing> is <value>." if some user message in the request
       stated it, and "I don't know your <thing>." if none did.
-    - A statement of a fact gets "Noted."; "hi"/"hello" gets "Hello."; any other question gets
-      "I can't tell from this conversation."; anything else, "Noted."
+    - Stating your name gets "Nice to meet you, <name>."; any other fact, "Noted."; "hi" or
+      "hello", "Hello."; any other question, "I can't tell from this conversation."; anything
+      else, "Noted."
     - After a tool result it reports the result's first line: "The tool said: ..." (or "failed").
     It never calls a tool. Send it "My name is Ada." in one request and "What is my name?" in the
     next without the first, and it does not know: nothing is kept between calls.
     """
-    return _Forever(_forgetful)
+    return _forgetful
