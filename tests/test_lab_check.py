@@ -203,6 +203,14 @@ def test_run_returns_one_dict_per_test_with_pass_fail_and_error(tmp_path):
         (r["id"], r["lab"], r["sentence"]) for r in results]
 
 
+def test_run_calls_the_readers_file_harness_py_wherever_it_is_stored(tmp_path):
+    folder = _lab_folder(tmp_path)
+    stored = folder / "lab1.py"             # the page keeps the reader's file under its own name
+    stored.write_text(HARNESS, encoding="utf-8")
+    results = _load_lab_check().run(stored, folder / "tests.py", lab=1)
+    assert results[1]["message"].splitlines()[1] == "at harness.py, line 5:"
+
+
 def test_run_loads_the_readers_file_afresh_every_time(tmp_path):
     folder = _lab_folder(tmp_path)
     lab_check = _load_lab_check()

@@ -113,20 +113,23 @@ def _load(name: str, path: Path) -> types.ModuleType:
     return module
 
 
-def _where(path: Path, lineno: int | None) -> str:
-    """`harness.py, line 12`, with the source line under it when there is one."""
+def _where(path: Path, lineno: int | None, name: str | None = None) -> str:
+    """`harness.py, line 12`, with the source line under it when there is one. `name` is what
+    the reader calls the file, when that is not its name on this disk."""
+    name = name or path.name
     if not lineno:
-        return path.name
+        return name
     text = linecache.getline(str(path), lineno).strip()
-    return f"{path.name}, line {lineno}" + (f":\n    {text}" if text else "")
+    return f"{name}, line {lineno}" + (f":\n    {text}" if text else "")
 
 
-def _import_error(path: Path, error: BaseException) -> str:
+def _import_error(path: Path, error: BaseException, name: str | None = None) -> str:
     """Why harness.py does not import, naming its line."""
+    name = name or path.name
     if isinstance(error, _TimeLimit):
         return str(error)
     if isinstance(error, SyntaxError) and error.filename and Path(error.filename) == path:
-        where = f"{path.name}, line {error.lineno}"
+        where = f"{name}, line {error.lineno}"
         text = (error.text or "").rstrip("\n")
         shown = ""
         if text.strip():
@@ -135,7 +138,7 @@ def _import_error(path: Path, error: BaseException) -> str:
             shown = f"\n    {stripped}\n    {' ' * caret}^"
         return f"{where}: {type(error).__name__}: {error.msg}{shown}"
     frame = _innermost(error, path)
-    where = _where(path, frame.lineno) if frame else path.name
+    where = _where(path, frame.lineno, name) if frame else name
     return f"{where}\n{type(error).__name__}: {error}"
 
 
@@ -159,9 +162,9 @@ def _same(filename: str, path: Path) -> bool:
 class _Collect(unittest.TestResult):
     """Keeps one outcome per test, in the order unittest reports them."""
 
-    def __init__(self, harness: Path, tests: Path, printed: io.StringIO) -> None:
+    def __init__(self, harness: Path, name: str, tests: Path, printed: io.StringIO) -> None:
         super().__init__()
-        self.harness, self.tests, self.printed = harness, tests, printed
+        self.harness, self.name, self.tests, self.printed = harness, name, tests, printed
         self.outcomes: dict[str, tuple[str, str]] = {}
 
     def startTest(self, test: unittest.TestCase) -> None:
@@ -202,7 +205,7 @@ class _Collect(unittest.TestResult):
         detail = f"{name}: {error}" if str(error) else name
         frame = _innermost(error, self.harness)
         if frame is not None:
-            return f"your code raised {detail}\nat {_where(self.harness, frame.lineno)}"
+            return f"your code raised {detail}\nat {_where(self.harness, frame.lineno, self.name)}"
         frames = traceback.extract_tb(error.__traceback__)
         last = frames[-1] if frames else None
         where = (f"{Path(last.filename).name}, line {last.lineno}, in {last.name}"
@@ -259,15 +262,16 @@ def _methods(cls: type) -> list[str]:
 
 
 def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None, *,
-        timeout: float | None = None,
+        timeout: float | None = None, name: str = "harness.py",
         report: Callable[[dict], None] | None = None) -> list[dict]:
     """Run the lab tests of `tests_path` (all of them, or lab `lab`'s) against the harness file
     `harness_path`, loaded as the module `harness`, fresh. Returns one dict per test, in order:
     {"id": "Lab1.test_ids", "lab": 1, "sentence": ..., "status": "pass"|"fail"|"error",
     "message": ...}. "fail" is a check that did not hold, "error" an exception, in the reader's
     code or at its import. `report` is called with each dict as soon as it is known, so a
-    command line can print while the rest run. Raises UsageError for a missing file or an
-    unknown lab."""
+    command line can print while the rest run. `name` is what messages call the reader's file:
+    to the reader it is harness.py, wherever the page stored it. Raises UsageError for a missing
+    file or an unknown lab."""
     harness, tests = Path(harness_path).resolve(), Path(tests_path).resolve()
     for path, what in ((harness, "harness"), (tests, "tests")):
         if not path.is_file():
@@ -299,7 +303,7 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
             with _time_limit(timeout):
                 _load("harness", harness)
     except (Exception, SystemExit, _TimeLimit) as error:  # SyntaxError too: the reader's file
-        message = f"{harness.name} does not import: {_import_error(harness, error)}"
+        message = f"{name} does not import: {_import_error(harness, error, name)}"
         for test_id, number, sentence in listed:
             record(test_id, number, sentence, "error", message)
         return results
@@ -317,7 +321,7 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
                    "but could not be found when it was loaded")
             continue
         cls = classes[class_name][1]
-        collect = _Collect(harness, tests, printed)
+        collect = _Collect(harness, name, tests, printed)
         suite = unittest.TestSuite([cls(method)])
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             try:
@@ -379,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         scope = f"lab {args.lab}" if args.lab is not None else "all labs"
         print(f"Lesson {args.lesson}, {scope}: {args.harness} against {args.tests}")
         results = run(args.harness, args.tests, args.lab, timeout=args.timeout or None,
+                      name=Path(args.harness).name,
                       report=_Printer(Path(args.harness).name))
     except UsageError as error:
         print(f"lab_check: {error}", file=sys.stderr)

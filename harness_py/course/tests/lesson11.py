@@ -314,8 +314,11 @@ class Lab1(_LabCase):
                          f"the model was sent an invalid transcript, {_shape(sent)}: "
                          f"{problems}. Lesson 10's context_for_model answers the dangling c1 "
                          "in the view; the log itself needs no mending.")
-        self.assertEqual(h.messages[-1], answer,
-                         f"the record ends {_shape(h.messages)}; expected the model's answer.")
+        last = h.messages[-1]
+        said = harness.text_of(last) if last["role"] == "assistant" else None
+        self.assertEqual(said, harness.text_of(answer),
+                         f"the record ends {_shape(h.messages)}, the last message saying "
+                         f"{said!r}; expected the model's answer, {harness.text_of(answer)!r}.")
 
 
 # ------------------------------------------------------------------- lab 2: nobody's loop saves
