@@ -105,6 +105,8 @@ def test_wrong_design_is_caught(tmp_path, course, name):
     missed = CAUGHT_BY_11[name] - _failed(results)
     assert not missed, f"the wrong design {name!r} passes {sorted(missed)}"
     for test_id in CAUGHT_BY_11[name]:
+        # "fail", not "error": the check saw the wrong behaviour; the variant did not just crash
+        assert results[test_id]["status"] == "fail", results[test_id]["message"]
         message = results[test_id]["message"]
         assert message.strip(), f"{name}: {test_id} failed without saying why"
         assert "is not true" not in message and "AssertionError" not in message, message

@@ -362,6 +362,9 @@ class Lab2(_LabCase):
             self.fail("the power cut scripted for model call 3 never happened: the run ended "
                       f"with {_shape(h.messages)}.")
         finished = list(h.messages)
+        self.assertEqual(len(finished), 5,
+                         f"at the cut the record held {_shape(finished)}; expected five "
+                         "finished messages, U A[w1] R(w1) A[w2] R(w2).")
         self.assertEqual(_py_writes(ws), ["a.py", "b.py"],
                          f"before the cut the job wrote {_py_writes(ws)}; expected a.py, b.py.")
 
@@ -417,6 +420,7 @@ class Lab2(_LabCase):
         the last of h.messages."""
         h, _, _ = _job(lab.Workspace())
         total = len(_consume(h.prompt(JOB)))
+        # k from 1: closing a run before its first event runs none of its code at all.
         for k in range(1, total + 1):
             h, _, _ = _job(lab.Workspace())
             heard, late = [], []
