@@ -183,7 +183,10 @@ def test_validate_roles_first_message_and_content_types():
 def test_workspace_basics():
     ws = lab.Workspace({"a.py": "A\n", "pkg/b.py": "B\n"})
     assert ws.exists("a.py") and ws.exists("./a.py") and ws.exists("pkg")
-    assert not ws.exists("c.py")
+    assert not ws.exists("c.py") and not ws.exists("")
+    assert ws.exists("/workspace/a.py") and ws.read_text("/workspace/pkg/b.py") == "B\n"
+    with pytest.raises(FileNotFoundError):
+        ws.write_text("", "x")
     assert ws.listdir() == ["a.py", "pkg"] and ws.listdir(".") == ["a.py", "pkg"]
     assert ws.listdir("pkg") == ["b.py"]
     with pytest.raises(FileNotFoundError, match="No such file or directory: 'c.py'"):
@@ -252,7 +255,7 @@ def test_fraction_and_path_filter():
     with pytest.raises(lab.PowerCut, match=r"append 2 \(log\), after 6 of 10 bytes"):
         ws.append_text("log", "0123456789")
     assert ws.read_text("log") == "first\n012345"
-    assert ws.power_cut == "append 2 (log), after 6 of 10 bytes"
+    assert ws.cut_point == "append 2 (log), after 6 of 10 bytes"
     with pytest.raises(lab.PowerCut, match="the power is off"):
         ws.write_text("b.py", "after the cut")
     assert not ws.exists("b.py")

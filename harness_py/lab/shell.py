@@ -27,12 +27,9 @@ import traceback
 import types
 from typing import Callable
 
-from .workspace import Workspace
+from .workspace import CWD, Workspace
 
 __all__ = ["Shell"]
-
-CWD = "/workspace"
-_OPERATORS = ("&&", "||", ";", "|")
 
 
 class _Exit(Exception):
@@ -106,7 +103,7 @@ class Shell:
             else:
                 stages[-1].append(w)
         data, code = "", 0
-        for k, stage in enumerate(stages):
+        for stage in stages:
             if not stage:
                 out.append("bash: syntax error near unexpected token `|'\n")
                 return 2
@@ -235,7 +232,7 @@ class Shell:
             return "", "seq: invalid zero increment\n", 1
         return "".join(f"{n}\n" for n in range(first, last + (1 if step > 0 else -1), step)), "", 0
 
-    def _count(self, name: str, args: list[str]) -> tuple[int, list[str], str]:
+    def _count(self, args: list[str]) -> tuple[int, list[str]]:
         """-n N (or -N) and the file names of head and tail."""
         n, files, k = 10, [], 0
         while k < len(args):
@@ -248,15 +245,15 @@ class Shell:
             else:
                 files.append(a)
             k += 1
-        return n, files, ""
+        return n, files
 
     def _head(self, args: list[str], stdin: str) -> tuple[str, str, int]:
-        n, files, _ = self._count("head", args)
+        n, files = self._count(args)
         text, err, code = self._inputs("head", files, stdin)
         return "".join(text.splitlines(keepends=True)[:n]), err, code
 
     def _tail(self, args: list[str], stdin: str) -> tuple[str, str, int]:
-        n, files, _ = self._count("tail", args)
+        n, files = self._count(args)
         text, err, code = self._inputs("tail", files, stdin)
         lines = text.splitlines(keepends=True)
         return "".join(lines[len(lines) - n:] if n else []), err, code

@@ -29,7 +29,7 @@ import posixpath
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["PowerCut", "Cut", "cut", "Workspace"]
+__all__ = ["PowerCut", "Cut", "cut", "Workspace", "CWD"]
 
 
 class PowerCut(BaseException):
@@ -83,13 +83,21 @@ def cut(at_write: int, after_bytes: int | None = None, *, fraction: float | None
     return Cut(at_write, after_bytes, fraction, None if path is None else _key(path), before)
 
 
+CWD = "/workspace"  # where the disk is, for a program that asks (Shell's pwd prints it)
+
+
 def _key(path: str) -> str:
-    """A path as the disk files it: "./a.py" and "a.py" are one file."""
+    """A path as the disk files it: "./a.py", "a.py" and "/workspace/a.py" are one file. The empty
+    path names nothing: it never exists, and opening it is FileNotFoundError, as on a real disk."""
     if not isinstance(path, str):
         raise TypeError(f"a path must be a str, not {type(path).__name__}")
     if path == "":
-        raise FileNotFoundError(2, "No such file or directory", path)
+        return ""
     key = posixpath.normpath(path)
+    if key == CWD:
+        return "."
+    if key.startswith(CWD + "/"):
+        return key[len(CWD) + 1:]
     return key
 
 
@@ -131,7 +139,7 @@ class Workspace:
         self._durable: dict[str, str] = dict(self._files)
         self.faults = faults
         self.writes: list[tuple[str, str, str]] = []
-        self.power_cut: str | None = None  # once the plan has fired: where, in words
+        self.cut_point: str | None = None  # once the fault plan has fired: where, in words
         self._counted = 0                   # writes and appends counted for the fault plan
 
     # -- reading ------------------------------------------------------------------------------
@@ -142,6 +150,8 @@ class Workspace:
         return key in self._files or self._is_dir(key)
 
     def _is_dir(self, key: str) -> bool:
+        if key == "":
+            return False
         if key == ".":
             return True
         prefix = key.rstrip("/") + "/"
@@ -182,8 +192,8 @@ class Workspace:
             raise TypeError(f"data must be str, not {type(data).__name__}")
 
     def _alive(self) -> None:
-        if self.power_cut is not None:
-            raise PowerCut(f"the power is off ({self.power_cut}); reboot() to use the disk again")
+        if self.cut_point is not None:
+            raise PowerCut(f"the power is off ({self.cut_point}); reboot() to use the disk again")
 
     def _begin(self, op: str, key: str, data: object) -> int | None:
         """The checks every write and append starts with, and the fault plan's count. Returns
@@ -191,6 +201,8 @@ class Workspace:
         with before=True cuts here, before the operation has done anything at all."""
         self._check(data)
         self._alive()
+        if key == "":
+            raise _missing(key)
         if self._is_dir(key):
             raise IsADirectoryError(21, "Is a directory", key)
         plan = self.faults
@@ -200,7 +212,7 @@ class Workspace:
         if self._counted != plan.at_write:
             return None
         if plan.before:
-            self.power_cut = f"{op} {self._counted} ({key}), before it began"
+            self.cut_point = f"{op} {self._counted} ({key}), before it began"
             raise PowerCut(f"the power went out just before {op} {self._counted} ({key})")
         return plan.bytes_for(len(data.encode("utf-8")))  # type: ignore[union-attr]
 
@@ -213,8 +225,8 @@ class Workspace:
             arrived = raw[:keep].decode("utf-8", errors="replace")
             self._files[key] = start + arrived
             self.writes.append((op, key, arrived))
-            self.power_cut = f"{op} {self._counted} ({key}), after {keep} of {len(raw)} bytes"
-            raise PowerCut(f"the power went out during {self.power_cut}")
+            self.cut_point = f"{op} {self._counted} ({key}), after {keep} of {len(raw)} bytes"
+            raise PowerCut(f"the power went out during {self.cut_point}")
         self._files[key] = start + data
         self.writes.append((op, key, data))
         return len(data)
@@ -248,8 +260,8 @@ class Workspace:
         power, and `dst` is there and empty."""
         s, d = _key(src), _key(dst)
         self._alive()
-        if s not in self._files:
-            raise _missing(src)
+        if s not in self._files or d == "":
+            raise _missing(src if s not in self._files else dst)
         self._files[d] = self._files.pop(s)
         self._durable[d] = self._durable.pop(s, "")
         self.writes.append(("rename", s, d))
