@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Build the book: `python build.py [--out DIR]`, or run one file as a cell of a lesson:
-`python build.py run --lesson N FILE.py`.
+`python build.py run --lesson N FILE.py`. `--root DIR` first builds another book laid out like
+this one (the tests' fixture course).
 
 The stages are in builder/ (load, parse, execute, render, write); this file is only the command
 line. A bad source stops the build with `lessons/<file>:<line>: <what is wrong>` and exit 1, and
@@ -38,6 +39,8 @@ def run_file(project: Project, lesson: int, path: Path, timeout: float) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     project = Project.book()
+    if argv[:1] == ["--root"] and len(argv) > 1:        # another book laid out like this one
+        project, argv = Project.at(Path(argv[1]).resolve()), argv[2:]
     try:
         if argv[:1] == ["run"]:
             parser = argparse.ArgumentParser(prog="build.py run",

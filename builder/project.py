@@ -44,7 +44,7 @@ class Project:
     def rel(self, path: Path) -> str:
         """`path` as error messages name it: relative to the root when it is inside it."""
         try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
+            return path.absolute().relative_to(self.root.absolute()).as_posix()
         except ValueError:
             return str(path)
 

@@ -1,0 +1,465 @@
+"""The book engine, end to end, on the fixture course in tests/fixtures/book (one lesson with two
+labs that uses every directive, a welcome page, and pages not yet written).
+
+Each test builds into a temporary folder with the real pipeline: the real stages.py, lab_check,
+cellrun and lab package. The bad-source tests each break one thing in a copy of the fixture and
+assert the message, the exact line, exit status 1, and that the site already there is untouched."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from builder.errors import BuildError  # noqa: E402
+from builder.labs import load_module  # noqa: E402
+from builder.pipeline import build  # noqa: E402
+from builder.project import Project  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "book"
+PIN = "62eab4e5fe20018613f91bd085b3c9ed69e013a7"
+
+
+# -- a tiny DOM, so assertions are about elements and attributes, not substrings ----------------
+
+class Node:
+    def __init__(self, tag: str, attrs: dict, parent: "Node | None") -> None:
+        self.tag, self.attrs, self.parent, self.children, self.text_parts = tag, attrs, parent, [], []
+
+    @property
+    def classes(self) -> list[str]:
+        return (self.attrs.get("class") or "").split()
+
+    def text(self) -> str:
+        return "".join(p if isinstance(p, str) else p.text() for p in self.text_parts)
+
+    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs) -> list["Node"]:
+        found = []
+        for child in self.children:
+            if ((tag is None or child.tag == tag) and (cls is None or cls in child.classes)
+                    and all(child.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items())):
+                found.append(child)
+            found.extend(child.find_all(tag, cls, **attrs))
+        return found
+
+    def find(self, tag: str | None = None, cls: str | None = None, **attrs) -> "Node":
+        found = self.find_all(tag, cls, **attrs)
+        assert found, f"no <{tag or '*'} class={cls!r} {attrs}> inside <{self.tag}>"
+        return found[0]
+
+
+VOID = {"meta", "link", "img", "br", "hr", "input"}
+
+
+class _Parser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = self.current = Node("#root", {}, None)
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, {k: (v if v is not None else "") for k, v in attrs}, self.current)
+        self.current.children.append(node)
+        self.current.text_parts.append(node)
+        if tag not in VOID:
+            self.current = node
+
+    def handle_endtag(self, tag):
+        node = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        if node is not None and node.parent is not None:
+            self.current = node.parent
+
+    def handle_data(self, data):
+        self.current.text_parts.append(data)
+
+
+def dom(path: Path) -> Node:
+    parser = _Parser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.root
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "_site"
+    report = build(Project.at(FIXTURE), out, assets=False, log=lambda line: None)
+    assert report.pages == 2 and report.cells == 5 and report.labs == 2
+    return out
+
+
+@pytest.fixture(scope="module")
+def lesson(site) -> Node:
+    return dom(site / "lesson-01.html")
+
+
+@pytest.fixture
+def book(tmp_path) -> Path:
+    """A copy of the fixture course that a test may break."""
+    copy = tmp_path / "book"
+    shutil.copytree(FIXTURE, copy)
+    return copy
+
+
+def stages():
+    module = load_module(ROOT / "harness_py" / "stages.py", "test_stages")
+    return module.load(FIXTURE / "harness_py" / "course" / "harness.py", points=["1.1", "1.2", "2.1"])
+
+
+# -- the pages -----------------------------------------------------------------------------------
+
+def test_lesson_header_names_number_title_minutes_labs_and_what_it_builds_on(lesson):
+    header = lesson.find("header", "lesson-header")
+    assert header.find(cls="lesson-number").text() == "Lesson 01"
+    assert header.find("h1").text() == "Say hello"
+    assert header.find(cls="lesson-subtitle").text() == "Two functions and a greeting"
+    assert header.find(cls="lesson-minutes").text() == "~20 min"
+    assert header.find(cls="lesson-labs").text() == "2 labs"
+    builds_on = header.find(cls="lesson-builds-on")
+    assert builds_on.find("a").attrs["href"] == "welcome.html"
+    new_here = header.find(cls="new-here")
+    assert "New here?" in new_here.text()
+    assert new_here.find("a").attrs["href"] == "welcome.html"
+
+
+def test_check_has_its_options_each_with_its_explanation_and_exactly_one_right(lesson):
+    check = lesson.find("section", "check")
+    assert check.attrs["data-check"] == "1-1"
+    assert "harness.greet" in check.find(cls="check-question").text()
+    options = check.find_all("li", "check-option")
+    assert len(options) == 3
+    assert [("data-right" in o.attrs) for o in options] == [False, True, False]
+    for option in options:
+        explain = option.find("details", "option-explain")
+        assert explain.find("summary").text() == "Explanation"
+    assert "The right answer." in options[1].find("details").text()
+    assert "without the comma" in options[0].find(cls="option-text").text()
+    assert "misses the comma" in options[0].find("details").text()
+    assert check.find(cls="check-verdict").attrs["aria-live"] == "polite"
+    assert "composed" in check.find("details", "check-explain").text()
+
+
+def test_prompt_has_question_hints_in_order_answer_and_common_answers(lesson):
+    prompt = lesson.find("section", "prompt")
+    assert "shouts a greeting" in prompt.find(cls="prompt-question").text()
+    hints = prompt.find(cls="hints").find_all("details", "hint")
+    assert [h.find("summary").text() for h in hints] == ["Hint 1 of 2", "Hint 2 of 2: Nearly the code"]
+    assert "HELLO, ADA.!" in prompt.find("details", "prompt-answer").text()
+    assert "shouts only the name" in prompt.find("details", "prompt-misses").text()
+    assert prompt.find("textarea", "prompt-input")
+
+
+def test_cells_follow_the_html_contract_with_the_output_the_build_recorded(lesson):
+    cells = lesson.find_all("div", "cell")
+    assert [c.attrs["data-cell"] for c in cells] == ["1-1", "1-shout", "1-3", "1-4"]
+    first, shout, raises, streams = cells
+    assert first.attrs["id"] == "cell-1-1" and first.attrs["data-lesson"] == "1"
+    assert first.attrs["data-timeout"] == "10"
+    assert "data-editable" not in first.attrs and "data-editable" in shout.attrs
+    assert "data-raises" in raises.attrs and streams.attrs["data-lab"] == "2"
+    assert streams.attrs["data-timeout"] == "5"
+    data = json.loads(first.find("script", "cell-data").text())
+    assert data == {"source": 'import harness\nprint(harness.greet("Ada"))\n', "output": "Hello, Ada.\n"}
+    assert first.find("pre", "cell-output").text() == "Hello, Ada.\n"
+    assert first.find("pre", "cell-code").find_all("span"), "the code is highlighted by Pygments"
+    assert first.find("pre", "cell-code").text() == data["source"]
+    assert raises.find("pre", "cell-output").text().endswith(
+        "TypeError: greet() missing 1 required positional argument: 'name'\n")
+    # no declared output: the page shows what the run printed, stdout and stderr in order
+    assert streams.find("pre", "cell-output").text() == "to stdout\nto stderr\n"
+
+
+def test_figures_are_numbered_per_lesson_with_alt_and_the_file_copied(site, lesson):
+    figure = lesson.find("figure", "figure")
+    assert figure.find(cls="figure-number").text() == "Figure 1.1"
+    image = figure.find("img")
+    assert image.attrs["alt"] == "A box labelled greet with an arrow to the word Hello."
+    assert image.attrs["src"] == "assets/figures/01-1-hello.svg"
+    assert (site / image.attrs["src"]).read_bytes() == (FIXTURE / "lessons/figures/01-1-hello.svg").read_bytes()
+    assert "in one arrow" in figure.find("figcaption").text()
+
+
+def test_tau_citations_link_to_the_pinned_commit_and_lines(lesson):
+    links = [a for a in lesson.find_all("a", "tau")]
+    hrefs = [a.attrs["href"] for a in links]
+    assert f"https://github.com/huggingface/tau/blob/{PIN}/src/tau_agent/harness.py#L108-L115" in hrefs
+    assert f"https://github.com/huggingface/tau/blob/{PIN}/dev-notes/push-based-persistence.md" in hrefs
+    assert links[0].text() == "src/tau_agent/harness.py:108-115"
+    assert lesson.find(cls="general").text() == "general Most programs greet before they work."
+
+
+def test_notes_asides_and_side_by_side(lesson):
+    source = lesson.find("aside", "note-source")
+    assert source.find(cls="note-title").text() == "Where this comes from"
+    aside = lesson.find("aside", "note-aside")
+    assert aside.find(cls="note-title").text() == "Why a full stop"
+    sides = lesson.find(cls="side-by-side").find_all("figure", "side")
+    assert [s.find("figcaption").text().strip() for s in sides] == ["Ours:", "Theirs:"]
+    assert "def greet" in sides[0].find("pre").text()
+
+
+def test_lab_sections_follow_the_contract_with_starting_file_diff_tests_and_command(lesson):
+    first, second = lesson.find_all("section", "lab")
+    assert (first.attrs["id"], first.attrs["data-lesson"], first.attrs["data-lab"],
+            first.attrs["data-point"]) == ("lab-1-1", "1", "1", "1.1")
+    assert second.attrs["data-point"] == "1.2"
+    assert first.find(cls="lab-title").text() == "Lab 1.1 greet"
+    assert "Write greet(name)" in first.find(cls="lab-spec").text()
+    hints = first.find(cls="hints").find_all("details", "hint")
+    assert len(hints) == 2
+    data = json.loads(first.find("script", "lab-data").text())
+    expected = stages()
+    assert data["starting"] == expected.starting("1.1")
+    assert (data["tests"], data["lesson"], data["lab"]) == ("py/tests/lesson01.py", 1, 1)
+    assert first.find("pre", "lab-starting").text() == expected.starting("1.1")
+    assert [(li.attrs["data-test"], li.text()) for li in first.find("ol", "lab-tests").find_all("li")] == [
+        ("Lab1.test_greets_by_name", 'greet("Ada") returns "Hello, Ada.".'),
+        ("Lab1.test_greets_anyone", "greet works for any name, the empty one included.")]
+    assert [li.attrs["data-test"] for li in second.find("ol", "lab-tests").find_all("li")] == ["Lab2.test_shouts"]
+    assert first.find("pre", "lab-command").text() == \
+        "python lab/lab_check.py --harness harness.py --lesson 1 tests.py"
+    assert "write greet" not in first.find(cls="lab-done").text() and \
+        "You wrote a greeting" in first.find(cls="lab-done").text()
+    # the first lab of the course has no earlier stage: no diff; the second diffs from the first
+    assert not first.find_all(cls="lab-changes")
+    changes = second.find(cls="lab-changes")
+    assert changes.find("h3").text() == "What changed since the previous lab"
+    rows = changes.find("table", "diff").find_all("tr")
+    added = [r.find(cls="diff-text").text() for r in rows if "diff-add" in r.classes]
+    removed = [r.find(cls="diff-text").text() for r in rows if "diff-del" in r.classes]
+    diff = expected.diff("1.2")
+    assert added == [line[1:] for line in diff if line.startswith("+") and not line.startswith("+++")]
+    assert removed == [line[1:] for line in diff if line.startswith("-") and not line.startswith("---")]
+
+
+def test_closing_parts_capabilities_card_sidequest_and_neighbours(lesson):
+    assert lesson.find(cls="capabilities").find("li").text() == "Greet someone, and shout."
+    card = lesson.find("section", "card")
+    labels = [dt.text() for dt in card.find_all("dt")]
+    assert labels == ["You hit", "You built", "The principle", "Your harness now", "Still open"]
+    assert "return, do not print" in card.find(cls="card-principle").text()
+    quest = lesson.find("aside", "sidequest")
+    assert "Side quest S1: Greetings in other languages" in quest.text()
+    assert "Not yet written." in quest.text() and not quest.find_all("a")
+    nav = lesson.find("nav", "page-nav")
+    assert nav.find(cls="page-nav-previous").find("a").attrs["href"] == "welcome.html"
+    following = nav.find(cls="page-nav-next")
+    assert not following.find_all("a") and "not yet written" in following.text()
+
+
+def test_course_map_lists_every_page_in_order_and_never_links_an_unwritten_one(site):
+    entries = dom(site / "index.html").find("ol", "map").find_all("li", "map-entry")
+    assert [e.attrs["data-page"] for e in entries] == ["00", "01", "A", "02", "S1"]
+    links = {e.attrs["data-page"]: [a.attrs["href"] for a in e.find_all("a")] for e in entries}
+    assert links == {"00": ["welcome.html"], "01": ["lesson-01.html"], "A": [], "02": [], "S1": []}
+    assert "not yet written" in entries[3].text() and "~25 min" in entries[3].text()
+    assert "Say hello" in entries[1].text() and "Two functions and a greeting" in entries[1].text()
+    for entry in entries:
+        for a in entry.find_all("a"):
+            assert (site / a.attrs["href"]).exists()
+
+
+def test_manifest_lists_pages_cells_labs_and_tests(site):
+    manifest = json.loads((site / "course.json").read_text())
+    assert re.fullmatch(r"[0-9a-f]{16}", manifest["build"])
+    pages = {p["id"]: p for p in manifest["pages"]}
+    assert list(pages) == ["00", "01", "A", "02", "S1"]
+    one = pages["01"]
+    assert (one["kind"], one["number"], one["title"], one["minutes"], one["path"]) == \
+        ("lesson", 1, "Say hello", 20, "lesson-01.html")
+    assert one["cells"] == [{"id": "1-1", "editable": False, "lab": None},
+                            {"id": "1-shout", "editable": True, "lab": None},
+                            {"id": "1-3", "editable": False, "lab": None},
+                            {"id": "1-4", "editable": False, "lab": 2}]
+    assert [(lab["number"], lab["title"], lab["point"]) for lab in one["labs"]] == \
+        [(1, "greet", "1.1"), (2, "shout", "1.2")]
+    assert one["labs"][1]["tests"] == [{"id": "Lab2.test_shouts", "sentence": 'shout("hi") returns "HI!".'}]
+    assert pages["02"]["path"] is None and pages["A"]["kind"] == "checkpoint"
+
+
+def test_worker_files_are_listed_and_present(site):
+    listing = json.loads((site / "py" / "files.json").read_text())["files"]
+    assert {"cellrun.py", "lab/__init__.py", "lab/lab_check.py", "reference/lesson01.py",
+            "tests/lesson01.py"} <= set(listing)
+    on_disk = sorted(p.relative_to(site / "py").as_posix() for p in (site / "py").rglob("*")
+                     if p.is_file() and p.name != "files.json")
+    assert sorted(listing) == on_disk
+    assert (site / "py/reference/lesson01.py").read_text() == stages().reference(1)
+
+
+def test_downloaded_lab_folder_runs_its_command_under_plain_cpython(site, tmp_path):
+    folder = tmp_path / "lesson-01"
+    shutil.copytree(site / "downloads" / "lesson-01", folder)
+    assert (folder / "harness.py").read_text() == stages().starting("1.1")
+    assert (folder / "harness-lab2.py").read_text() == stages().starting("1.2")
+    command = [sys.executable, "lab/lab_check.py", "--harness", "harness.py", "--lesson", "1", "tests.py"]
+    starting = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=60)
+    assert starting.returncode == 1, starting.stdout + starting.stderr
+    assert "FAIL" in starting.stdout
+    (folder / "harness.py").write_text(stages().solution("1.2"))
+    solved = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=60)
+    assert solved.returncode == 0, solved.stdout + solved.stderr
+    assert "3 passed, 0 failed" in solved.stdout
+
+
+def test_cli_run_prints_what_a_cell_of_the_lesson_prints(tmp_path):
+    cell = tmp_path / "cell.py"
+    cell.write_text('import harness\nprint(harness.shout(harness.greet("Bo")))\n')
+    done = subprocess.run([sys.executable, "build.py", "--root", str(FIXTURE), "run", "--lesson", "1",
+                           str(cell)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "HELLO, BO.!\n")
+    cell.write_text("print('a')\n1 / 0\n")
+    done = subprocess.run([sys.executable, "build.py", "--root", str(FIXTURE), "run", "--lesson", "1",
+                           str(cell)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stdout.startswith("a\nTraceback (most recent call last):\n  File \"cell\", line 2")
+
+
+def test_a_second_build_replaces_the_site_whole(tmp_path):
+    out = tmp_path / "_site"
+    build(Project.at(FIXTURE), out, assets=False, log=lambda line: None)
+    (out / "stale.html").write_text("from an older build")
+    build(Project.at(FIXTURE), out, assets=False, log=lambda line: None)
+    assert not (out / "stale.html").exists() and (out / "lesson-01.html").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["_site"], "no temporary folder is left behind"
+
+
+# -- bad sources ---------------------------------------------------------------------------------
+
+LESSON = "lessons/01-hello.md"
+
+
+def line_of(book: Path, text: str, rel: str = LESSON) -> int:
+    lines = (book / rel).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def change(book: Path, old: str, new: str, rel: str = LESSON, count: int = 1) -> None:
+    path = book / rel
+    text = path.read_text()
+    assert old in text, f"{old!r} is not in {rel}"
+    path.write_text(text.replace(old, new, count))
+
+
+def fails(book: Path, tmp_path: Path) -> str:
+    """Build `book` over an existing site; the build must fail and leave that site intact."""
+    out = tmp_path / "_site"
+    out.mkdir(exist_ok=True)
+    (out / "index.html").write_text("the old site")
+    with pytest.raises(BuildError) as caught:
+        build(Project.at(book), out, assets=False, log=lambda line: None)
+    assert (out / "index.html").read_text() == "the old site"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("_site")] == ["_site"]
+    return str(caught.value)
+
+
+def test_unknown_directive(book, tmp_path):
+    change(book, "::: aside Why a full stop", "::: quiz Why a full stop")
+    message = fails(book, tmp_path)
+    assert message.startswith(f"{LESSON}:{line_of(book, '::: quiz')}: unknown directive '::: quiz'")
+
+
+def test_check_without_a_right_option(book, tmp_path):
+    change(book, "::: option right", "::: option")
+    line = line_of(book, "What does `harness.greet(\"Bo\")`") - 1
+    assert fails(book, tmp_path) == \
+        f"{LESSON}:{line}: a check needs exactly one right option; this one has 0"
+
+
+def test_check_with_two_right_options(book, tmp_path):
+    change(book, "::: option\nNothing", "::: option right\nNothing")
+    line = line_of(book, "What does `harness.greet(\"Bo\")`") - 1
+    assert fails(book, tmp_path) == \
+        f"{LESSON}:{line}: a check needs exactly one right option; this one has 2"
+
+
+def test_missing_figure_file(book, tmp_path):
+    (book / "lessons/figures/01-1-hello.svg").unlink()
+    assert fails(book, tmp_path) == \
+        f"{LESSON}:{line_of(book, '::: figure')}: figure file lessons/figures/01-1-hello.svg does not exist"
+
+
+def test_cell_that_will_not_parse(book, tmp_path):
+    change(book, 'print(harness.shout(harness.greet("Ada")))', 'print(harness.shout(harness.greet("Ada"))')
+    line = line_of(book, 'print(harness.shout(harness.greet("Ada"))')
+    message = fails(book, tmp_path)
+    assert message.startswith(f"{LESSON}:{line}: cell does not parse: ")
+
+
+def test_link_to_a_page_that_does_not_exist(book, tmp_path):
+    change(book, "A greeting is the smallest program that talks back.",
+           "A greeting is the smallest program that talks back.\nSee [nowhere](lesson:99).")
+    assert fails(book, tmp_path) == \
+        f"{LESSON}:{line_of(book, '(lesson:99)')}: link to lesson:99: there is no page '99' in course.yaml"
+
+
+def test_link_to_a_page_not_written_yet(book, tmp_path):
+    change(book, "The name goes between the comma and the full stop.",
+           "The name goes between\nthe comma and [the full stop](lesson:02).")
+    assert fails(book, tmp_path) == (f"{LESSON}:{line_of(book, '(lesson:02)')}: link to lesson:02: "
+                                     f"02 (Say goodbye) is not written yet")
+
+
+def test_link_in_front_matter_names_its_line(book, tmp_path):
+    change(book, "[Read the welcome page](lesson:00)", "[Read the welcome page](lesson:A)")
+    assert fails(book, tmp_path) == \
+        f"{LESSON}:2: link to lesson:A: Checkpoint A (Greeting doctor) is not written yet"
+
+
+def test_one_character_of_a_declared_output_fails_with_file_and_line(book, tmp_path):
+    change(book, "HELLO, ADA.!\n```", "HELLO, ADA!!\n```")
+    message = fails(book, tmp_path)
+    line = line_of(book, "HELLO, ADA!!")
+    assert message.startswith(f"{LESSON}:{line}: cell output differs\n")
+    assert "-HELLO, ADA!!" in message and "+HELLO, ADA.!" in message
+
+
+def test_cell_that_raises_without_being_marked(book, tmp_path):
+    change(book, "```python cell raises", "```python cell")
+    message = fails(book, tmp_path)
+    line = line_of(book, "harness.greet()")
+    assert message.startswith(f"{LESSON}:{line}: cell 1-3 raised TypeError: greet() missing 1 "
+                              f"required positional argument: 'name' (mark the cell `raises`")
+
+
+def test_cell_marked_raises_that_does_not(book, tmp_path):
+    change(book, "```python cell editable id=shout", "```python cell editable id=shout raises")
+    message = fails(book, tmp_path)
+    assert message.startswith(f"{LESSON}:{line_of(book, 'id=shout raises')}: cell 1-shout is marked "
+                              f"`raises` and did not raise")
+
+
+def test_cell_over_its_timeout(book, tmp_path):
+    change(book, "```python cell timeout=5 lab=2\nimport sys",
+           "```python cell timeout=1 lab=2\nimport sys, time\ntime.sleep(30)")
+    assert fails(book, tmp_path) == (f"{LESSON}:{line_of(book, 'timeout=1')}: cell 1-4 timed out after "
+                                     f"1 s (give it timeout=S if it needs longer)")
+
+
+def test_lab_the_course_does_not_have(book, tmp_path):
+    change(book, "::::: lab 2", "::::: lab 3")
+    assert fails(book, tmp_path) == f"{LESSON}:{line_of(book, '::::: lab 3')}: lab 3: course.yaml gives page 01 2 labs"
+
+
+def test_the_command_line_exits_1_with_the_message(book, tmp_path):
+    change(book, "::: source", "::: sauce")
+    out = tmp_path / "_site"
+    out.mkdir()
+    (out / "index.html").write_text("the old site")
+    done = subprocess.run([sys.executable, "build.py", "--root", str(book), "--out", str(out), "--no-assets"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"{LESSON}:{line_of(book, '::: sauce')}: unknown directive '::: sauce'")
+    assert (out / "index.html").read_text() == "the old site"
