@@ -17,7 +17,9 @@ export async function mountEditor(placeholder, text, options) {
   const holder = document.createElement("div");
   holder.className = "code-editor";
   placeholder.replaceWith(holder);
-  return createEditor(holder, text, options);
+  const editor = createEditor(holder, text, options);
+  holder.bookEditor = editor; // for the browser tests and the benchmark: getText(), setText()
+  return editor;
 }
 
 /** Load the bundle once the page is idle, so that the first edit does not wait for it. */

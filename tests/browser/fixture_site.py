@@ -118,3 +118,70 @@ def build_fixture(out: Path) -> Path:
 
 if __name__ == "__main__":
     print(build_fixture(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "_site.fixture"))
+
+
+# ------------------------------------------------------------------ helpers the browser tests share
+
+READY_MS = 90_000       # Pyodide's boot on a busy two-core machine can take a while
+FINISHED = "['done', 'error', 'stopped', 'failed'].includes(document.getElementById(%r).dataset.state)"
+
+
+def wait_ready(page, timeout: int = READY_MS) -> None:
+    """Wait until the page's Python says it is ready."""
+    page.wait_for_function("document.getElementById('python-status')?.dataset.state === 'ready'",
+                           timeout=timeout)
+
+
+def run_cell(page, cell_id: str, timeout: int = 60_000) -> str:
+    """Click the cell's Run button, wait for it to finish, and return its output text."""
+    element_id = f"cell-{cell_id}"
+    page.locator(f"#{element_id} .cell-run").click()
+    page.wait_for_function(FINISHED % element_id, timeout=timeout)
+    return page.locator(f"#{element_id} .cell-output").text_content()
+
+
+def recorded(page, cell_id: str) -> str:
+    """The output the build recorded for the cell (its JSON data)."""
+    return json.loads(page.locator(f"#cell-{cell_id} .cell-data").text_content())["output"]
+
+
+def wait_editor(page, selector: str, timeout: int = READY_MS) -> None:
+    page.wait_for_selector(f"{selector} .cm-content", timeout=timeout)
+
+
+def editor_text(page, selector: str) -> str:
+    """The text of the CodeMirror editor inside `selector`, line by line as the reader sees it."""
+    return page.eval_on_selector(f"{selector} .code-editor", "node => node.bookEditor.getText()")
+
+
+def type_into_editor(page, selector: str, text: str) -> None:
+    """Replace the editor's text the way a reader would: select all, then type (pasted in one go,
+    so that auto-indent does not re-indent it)."""
+    wait_editor(page, selector)
+    page.locator(f"{selector} .cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(text)
+
+
+def serve_dir(root: Path, isolated: bool = True):
+    """Serve `root` on 127.0.0.1 like site/serve.py; without the isolation headers if asked (so
+    that Stop must end the worker). Returns (server, base url)."""
+    import functools
+    import http.server
+    import threading
+
+    import serve  # site/serve.py, put on sys.path by conftest
+
+    if isolated:
+        server = serve.make_server(root, 0)
+    else:
+        class Plain(serve.BookHandler):
+            def end_headers(self) -> None:
+                http.server.SimpleHTTPRequestHandler.end_headers(self)
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Plain, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+OUTPUT_NOTE = "[Output stopped at 200,000 characters: the rest is not shown.]"

@@ -1,0 +1,119 @@
+"""Cells in the page: each prints exactly what the build recorded, output is text (never HTML),
+a flood of output is capped, and the seed's Ada cell works as written once edited."""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from fixture_site import (OUTPUT_NOTE, build_fixture, editor_text, recorded, run_cell, serve_dir,
+                          type_into_editor, wait_editor, wait_ready)
+
+
+@pytest.fixture(scope="session")
+def fixture_url():
+    """The hand-made lesson 99 (tests/fixtures/site), built and served with isolation headers."""
+    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
+        root = build_fixture(Path(folder) / "site")
+        server, url = serve_dir(root)
+        yield url
+        server.shutdown()
+        server.server_close()
+
+
+def lesson_pages(site_dir: Path) -> list[Path]:
+    return sorted(site_dir.glob("lesson-*.html"))
+
+
+def test_fixture_cells_print_what_was_recorded(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    for cell_id in ("99-1", "99-2", "99-3", "99-7"):
+        assert run_cell(page, cell_id) == recorded(page, cell_id), f"cell {cell_id}"
+    # The traceback names the cell's own lines, as displayed.
+    output = page.locator("#cell-99-3 .cell-output").text_content()
+    assert 'File "cell", line 5, in <module>' in output and 'File "cell", line 2, in f' in output
+    assert page.locator("#cell-99-3").get_attribute("data-state") == "error"
+
+
+def test_output_that_looks_like_html_is_text(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    output = run_cell(page, "99-4")
+    assert output == "<script>window.hacked = 1</script><b>bold</b>\n"
+    assert page.locator("#cell-99-4 .cell-output script, #cell-99-4 .cell-output b").count() == 0
+    assert page.evaluate("window.hacked") is None
+
+
+def test_a_flood_of_output_is_capped_with_a_line_saying_so(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    output = run_cell(page, "99-6")
+    assert output.startswith("line 0\nline 1\n")
+    shown, note = output[:200_000], output[200_000:]
+    assert len(shown) == 200_000 and OUTPUT_NOTE in note
+    # The page was not flooded: a message at most every 25 ms, not one per print.
+    assert page.locator("#cell-99-6 .cell-output").evaluate("node => node.childNodes.length") < 2000
+
+
+def test_every_cell_of_every_lesson_page_prints_what_the_build_recorded(profiles, base_url, site_dir):
+    pages = lesson_pages(site_dir)
+    assert pages, f"{site_dir}: no lesson pages were built"
+    context = profiles.open()
+    page = context.pages[0] if context.pages else context.new_page()
+    checked = 0
+    for path in pages:
+        page.goto(base_url + path.name)
+        wait_ready(page)
+        for cell in page.locator(".cell[data-cell]").all():
+            cell_id = cell.get_attribute("data-cell")
+            output = run_cell(page, cell_id, timeout=90_000)
+            assert output == recorded(page, cell_id), f"{path.name}: cell {cell_id} printed otherwise in the page"
+            checked += 1
+    assert checked > 0
+
+
+def ada_cell(page):
+    for cell in page.locator(".cell[data-editable]").all():
+        source = json.loads(cell.locator(".cell-data").text_content())["source"]
+        if 'messages = [entries[-1]["message"]]' in source:
+            return cell.get_attribute("data-cell"), source
+    pytest.fail("lesson 11 has no editable cell with the guess `messages = [entries[-1][\"message\"]]`")
+
+
+def test_the_ada_cell_forgets_then_remembers_once_edited(page, base_url, site_dir):
+    lesson = site_dir / "lesson-11.html"
+    assert lesson.exists(), "lesson-11.html was not built"
+    page.goto(base_url + lesson.name)
+    wait_ready(page)
+    cell_id, source = ada_cell(page)
+    first = run_cell(page, cell_id)
+    assert first == recorded(page, cell_id)
+    assert "Ada" not in first.split("What is my name?")[-1]
+    fixed = source.replace('messages = [entries[-1]["message"]]',
+                           'messages = [entry["message"] for entry in entries]')
+    type_into_editor(page, f"#cell-{cell_id}", fixed)
+    assert editor_text(page, f"#cell-{cell_id}") == fixed
+    second = run_cell(page, cell_id)
+    answer = second.split("What is my name?")[-1]
+    assert re.search(r"Ada", answer), f"the model did not remember Ada:\n{second}"
+    # Reset puts the book's code back.
+    page.locator(f"#cell-{cell_id} .cell-reset").click()
+    assert editor_text(page, f"#cell-{cell_id}") == source
+
+
+def test_shift_enter_runs_a_cell_and_an_editable_cell_gets_an_editor(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    page.locator("#cell-99-1 .cell-code").focus()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("document.getElementById('cell-99-1').dataset.state === 'done'")
+    assert page.locator("#cell-99-1 .cell-output").text_content() == recorded(page, "99-1")
+    wait_editor(page, "#cell-99-2")
+    type_into_editor(page, "#cell-99-2", 'print("edited")\n')
+    page.locator("#cell-99-2 .cm-content").press("Shift+Enter")
+    page.wait_for_function("document.getElementById('cell-99-2').dataset.state === 'done'")
+    assert page.locator("#cell-99-2 .cell-output").text_content() == "edited\n"

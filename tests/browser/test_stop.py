@@ -1,0 +1,91 @@
+"""Stop and the time limit end a runaway cell, the page answers clicks meanwhile, and the next
+cell runs: with the interrupt buffer (cross-origin isolated) and by ending the worker (not)."""
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from fixture_site import build_fixture, recorded, run_cell, serve_dir, wait_ready
+
+
+@pytest.fixture(scope="module")
+def fixture_root():
+    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
+        yield build_fixture(Path(folder) / "site")
+
+
+@pytest.fixture(params=["isolated", "plain"])
+def served(request, fixture_root):
+    server, url = serve_dir(fixture_root, isolated=request.param == "isolated")
+    yield request.param, url
+    server.shutdown()
+    server.server_close()
+
+
+def state(page, cell_id):
+    return page.locator(f"#cell-{cell_id}").get_attribute("data-state")
+
+
+def answers_clicks(page) -> float:
+    """Click a button added for the purpose (it must be answered), and return the worst delay, in
+    ms, of the page's event loop over a few turns: a frozen main thread shows here."""
+    page.evaluate("""() => {
+        const b = document.createElement('button'); b.id = 'probe'; b.textContent = 'probe';
+        b.onclick = () => { b.dataset.clicked = String(Number(b.dataset.clicked || 0) + 1); };
+        document.body.append(b); }""")
+    page.locator("#probe").click(timeout=5000)
+    page.wait_for_function("document.getElementById('probe').dataset.clicked === '1'", timeout=5000)
+    page.evaluate("document.getElementById('probe').remove()")
+    return page.evaluate("""async () => {
+        let worst = 0;
+        for (let i = 0; i < 5; i++) {
+            const t = performance.now();
+            await new Promise((resolve) => setTimeout(resolve, 0));
+            worst = Math.max(worst, performance.now() - t);
+        }
+        return worst; }""")
+
+
+def test_stop_ends_while_true_within_two_seconds(page, served):
+    kind, url = served
+    page.goto(url + "lesson-99.html")
+    wait_ready(page)
+    assert page.evaluate("crossOriginIsolated") is (kind == "isolated")
+    page.locator("#cell-99-5 .cell-run").click()
+    page.wait_for_function("document.getElementById('cell-99-5').dataset.state === 'running'")
+    time.sleep(0.5)
+    assert answers_clicks(page) < 250, "the page froze while Python ran"
+    started = time.monotonic()
+    page.locator("#cell-99-5 .cell-stop").click()
+    page.wait_for_function("document.getElementById('cell-99-5').dataset.state === 'stopped'", timeout=5000)
+    assert time.monotonic() - started < 2.0
+    assert "[Stopped: you pressed Stop" in page.locator("#cell-99-5 .cell-output").text_content()
+    # The next cell runs (after a new worker has booted, when the old one had to be ended).
+    assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
+
+
+def test_the_time_limit_ends_a_runaway_cell(page, served):
+    kind, url = served
+    page.goto(url + "lesson-99.html")
+    wait_ready(page)
+    started = time.monotonic()
+    page.locator("#cell-99-5 .cell-run").click()  # data-timeout="3"
+    page.wait_for_function("document.getElementById('cell-99-5').dataset.state === 'stopped'", timeout=8000)
+    elapsed = time.monotonic() - started
+    assert 2.5 < elapsed < 6.0, f"stopped after {elapsed:.1f} s, the limit is 3 s"
+    assert "[Stopped: the 3 s time limit" in page.locator("#cell-99-5 .cell-output").text_content()
+    assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
+
+
+def test_deep_recursion_ends_in_an_error_and_python_carries_on(page, served):
+    kind, url = served
+    if kind == "plain":
+        pytest.skip("one server is enough: recursion does not depend on isolation")
+    page.goto(url + "lesson-99.html")
+    wait_ready(page)
+    output = run_cell(page, "99-8", timeout=30_000)
+    assert "RecursionError" in output or "[Stopped" in output or "[Could not run" in output
+    assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
