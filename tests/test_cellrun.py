@@ -1,0 +1,122 @@
+"""harness_py/cellrun.py: one cell, run as the build and the page both run it.
+
+Each test runs real cells against a small harness and a small `lab` package written into a
+temporary folder, so what is asserted is cellrun's own behaviour: fresh namespaces and imports,
+one interleaved output stream, the streaming callback, and the traceback layout."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "harness_py"))
+
+import cellrun  # noqa: E402
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "lab" / "__init__.py").write_text(
+        "from lab.parts import boom\nCOUNT = []\n")
+    (tmp_path / "lab" / "parts.py").write_text(
+        "def boom():\n    raise ValueError('bad prop')\n")
+    (tmp_path / "harness.py").write_text(
+        "import lab\n\nNAME = 'reference'\n\ndef explode():\n    lab.boom()\n")
+    return tmp_path
+
+
+def run(folder: Path, source: str, **options) -> cellrun.CellResult:
+    options.setdefault("harness_path", str(folder / "harness.py"))
+    return cellrun.run_cell(source, lab_dir=str(folder), **options)
+
+
+def test_stdout_and_stderr_are_one_stream_in_print_order(folder):
+    result = run(folder, "import sys\nprint('one')\nprint('two', file=sys.stderr)\nprint('three')\n")
+    assert result == cellrun.CellResult(output="one\ntwo\nthree\n", error=None)
+
+
+def test_every_run_starts_from_a_fresh_namespace_as_main(folder):
+    assert run(folder, "x = 41\nprint(__name__)\n").output == "__main__\n"
+    result = run(folder, "print(x)\n")
+    assert result.error == "NameError: name 'x' is not defined"
+
+
+def test_lab_and_harness_are_imported_fresh_for_every_run(folder):
+    assert run(folder, "import lab\nlab.COUNT.append(1)\nprint(len(lab.COUNT))\n").output == "1\n"
+    assert run(folder, "import lab\nlab.COUNT.append(1)\nprint(len(lab.COUNT))\n").output == "1\n"
+    (folder / "lab" / "__init__.py").write_text("COUNT = 'changed'\n")
+    assert run(folder, "import lab\nprint(lab.COUNT)\n").output == "changed\n"
+
+
+def test_harness_comes_from_harness_path(folder):
+    assert run(folder, "import harness\nprint(harness.NAME)\n").output == "reference\n"
+    mine = folder / "mine.py"
+    mine.write_text("NAME = 'the reader'\n")
+    assert run(folder, "import harness\nprint(harness.NAME)\n", harness_path=str(mine)).output == \
+        "the reader\n"
+
+
+def test_a_traceback_names_cell_harness_and_lab_frames_and_hides_cellrun(folder):
+    result = run(folder, "import harness\n\nprint('before')\nharness.explode()\n")
+    assert result.output == (
+        "before\n"
+        "Traceback (most recent call last):\n"
+        '  File "cell", line 4, in <module>\n'
+        "    harness.explode()\n"
+        '  File "harness.py", line 6, in explode\n'
+        "    lab.boom()\n"
+        '  File "lab/parts.py", line 2, in boom\n'
+        "    raise ValueError('bad prop')\n"
+        "ValueError: bad prop\n")
+    assert result.error == "ValueError: bad prop"
+    assert "cellrun" not in result.output
+
+
+def test_chained_exceptions_are_printed_like_cpython(folder):
+    source = "try:\n    {}['k']\nexcept KeyError as e:\n    raise RuntimeError('no k') from e\n"
+    output = run(folder, source).output
+    assert output.index("KeyError: 'k'") < output.index("direct cause") < output.index("RuntimeError: no k")
+
+
+def test_a_harness_that_does_not_import_fails_at_the_cells_import_line(folder):
+    broken = folder / "broken.py"
+    broken.write_text("def f(:\n    pass\n")
+    result = run(folder, "print('first')\nimport harness\n", harness_path=str(broken))
+    assert result.output.startswith("first\nTraceback (most recent call last):\n"
+                                    '  File "cell", line 2, in <module>\n')
+    assert '  File "harness.py", line 1' in result.output
+    assert result.error.startswith("SyntaxError")
+    # a cell that never imports harness is not hurt by it
+    assert run(folder, "print('fine')\n", harness_path=str(broken)) == cellrun.CellResult("fine\n", None)
+
+
+def test_a_cell_that_does_not_parse_reports_its_line(folder):
+    result = run(folder, "print('a')\nprint('b'\n")
+    assert result.error.startswith("SyntaxError")
+    assert '  File "cell", line 2' in result.output
+
+
+def test_write_callback_streams_every_piece_in_order(folder):
+    pieces = []
+    result = run(folder, "for i in range(3):\n    print(i)\n1/0\n", write=pieces.append)
+    assert "".join(pieces) == result.output
+    assert pieces[:2] == ["0", "\n"]
+    assert result.error == "ZeroDivisionError: division by zero"
+
+
+def test_exit_zero_is_not_an_error_and_exit_one_is(folder):
+    assert run(folder, "import sys\nprint('bye')\nsys.exit(0)\n") == cellrun.CellResult("bye\n", None)
+    assert run(folder, "import sys\nsys.exit(3)\n").error == "SystemExit: 3"
+
+
+def test_the_interpreter_is_left_as_it_was(folder):
+    stdout, path, meta = sys.stdout, list(sys.path), list(sys.meta_path)
+    run(folder, "import sys\nsys.path.append('/nowhere')\nimport harness\nraise KeyboardInterrupt\n")
+    assert sys.stdout is stdout and sys.path == path and sys.meta_path == meta
+
+
+def test_input_reads_nothing(folder):
+    assert run(folder, "print(input('? '))\n").error == "EOFError: EOF when reading a line"
