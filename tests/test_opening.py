@@ -295,6 +295,13 @@ CLAIMS = {
     "src/tau_ai/fake.py:13-41": "self.calls.append(",
     "src/tau_coding/session.py:474-506": "system=system",
     "src/tau_coding/session_stats.py:71-89": "input_tokens += prompt_tokens",
+    "src/tau_coding/system_prompt.py:38-70": "def build_system_prompt(",
+    "src/tau_agent/tools.py:60-69": "class ToolExecutor(Protocol)",
+    "src/tau_agent/tools.py:21-27": "details: JSONValue",
+    "src/tau_agent/loop.py:248-255": "await before_tool_call(call)",
+    "src/tau_agent/loop.py:105-113": "Agent stopped after max_turns",
+    "src/tau_agent/loop.py:141-144": 'assistant.stop_reason in {"error", "aborted"}',
+    "src/tau_agent/loop.py:165-172": "get_steering_messages()",
 }
 
 
