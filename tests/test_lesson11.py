@@ -329,3 +329,20 @@ def test_tau_citation_holds_at_the_pinned_commit(citation: str):
     assert 1 <= first <= last <= length, f"{citation}: {path} has {length} lines"
     held = "\n".join(text.splitlines()[first - 1:last])
     assert CLAIMS[citation] in held, f"{citation}: lines {first}-{last} do not hold {CLAIMS[citation]!r}"
+
+
+# -- 5. the side-by-side shows our harness as it is ------------------------------------------
+
+def test_our_side_of_the_comparison_is_the_course_harness():
+    """Every line of "Yours" in the Tau comparison is a line of harness_py/course/harness.py,
+    except the one that stands for lesson 9's code."""
+    block = directive_blocks(lesson_text(), "side-by-side", 4)
+    assert len(block) == 1, "one side-by-side"
+    ours = re.search(r"```python\n(.*?)```", block[0], re.S)[1]
+    source = {line.strip() for line in
+              (ROOT / "harness_py" / "course" / "harness.py").read_text(encoding="utf-8").splitlines()}
+    for line in ours.splitlines():
+        if line.strip() and not line.endswith("# as in lesson 9"):
+            assert line.strip() in source or any(
+                s.startswith(line.strip() + "  #") for s in source), (
+                f"'Yours' shows {line.strip()!r}, which is not in the course harness")
