@@ -8,6 +8,7 @@ stages against harness_py/course/tests/lesson11.py.
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -255,3 +256,57 @@ def test_lesson_11_starting_files_fail_their_labs(tmp_path, course):
                     "--lab", "2", lesson="11")
     assert (second.returncode, _lines(second)[-1]) == (1, "0 passed, 9 failed")
     assert "SessionLog" in first.stdout and "subscribe" in second.stdout
+
+
+# ------------------------------------------------------------------------------- under Pyodide
+
+PYODIDE = ROOT / "node_modules" / "pyodide"
+
+NODE_SCRIPT = """
+import { loadPyodide } from %(module)s;
+import fs from "node:fs";
+const [labDir, testsPath, ...harnesses] = process.argv.slice(2);
+const py = await loadPyodide({ indexURL: %(index)s });
+py.FS.mkdirTree("/book/lab");
+py.FS.mkdirTree("/book/tests");
+py.FS.mkdirTree("/reader");
+for (const name of fs.readdirSync(labDir).filter((name) => name.endsWith(".py"))) {
+  py.FS.writeFile(`/book/lab/${name}`, fs.readFileSync(`${labDir}/${name}`, "utf8"));
+}
+py.FS.writeFile("/book/tests/tests.py", fs.readFileSync(testsPath, "utf8"));
+harnesses.forEach((file, n) => py.FS.writeFile(`/reader/lab${n}.py`, fs.readFileSync(file, "utf8")));
+console.log(py.runPython(`
+import importlib.util, json
+spec = importlib.util.spec_from_file_location("lab_check", "/book/lab/lab_check.py")
+lab_check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lab_check)
+json.dumps([lab_check.run("/reader/lab%%d.py" %% n, "/book/tests/tests.py")
+            for n in range(${harnesses.length})])
+`));
+"""
+
+
+def test_the_page_runs_the_same_runner_under_pyodide(tmp_path, course):
+    """The worker's way in: files in Pyodide's file system, the reader's file under another name."""
+    node = shutil.which("node")
+    assert node and (PYODIDE / "pyodide.mjs").is_file(), "needs node and node_modules/pyodide"
+    script = tmp_path / "run.mjs"
+    script.write_text(NODE_SCRIPT % {"module": repr(str(PYODIDE / "pyodide.mjs")),
+                                     "index": repr(str(PYODIDE) + "/")}, encoding="utf-8")
+    solution = course.solution("11.2")
+    variant = (ROOT / "tests" / "variants" / "lesson11" / "live_listener_list.py").read_text()
+    files = {"solution.py": solution, "variant.py": solution + "\n\n" + variant,
+             "broken.py": solution.replace("class SessionLog:", "class SessionLog(:", 1)}
+    for file, text in files.items():
+        (tmp_path / file).write_text(text, encoding="utf-8")
+    done = subprocess.run([node, str(script), str(LAB_PACKAGE), str(TESTS_11),
+                           *(str(tmp_path / file) for file in files)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    solved, wrong, broken = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [r["status"] for r in solved] == ["pass"] * 17
+    assert {r["id"] for r in wrong if r["status"] != "pass"} == {"Lab2.test_unsubscribe_mid_event"}
+    line = solution.splitlines().index("class SessionLog:") + 1
+    assert all(r["status"] == "error" for r in broken) and len(broken) == 17
+    assert broken[0]["message"].startswith(
+        f"harness.py does not import: harness.py, line {line}: SyntaxError")
