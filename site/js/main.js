@@ -1,4 +1,16 @@
 // The page's entry point: one import and one init per module, nothing else.
+import * as python from "./python.js";
+import * as storage from "./storage.js";
 import * as checks from "./checks.js";
+import * as cells from "./cells.js";
+import * as labs from "./labs.js";
+import * as answers from "./answers.js";
+import * as progress from "./progress.js";
 
+python.init(); // first: Pyodide boots while the rest of the page is set up
+storage.init();
 checks.init();
+cells.init();
+labs.init();
+answers.init(); // after checks.init(): it restores answers by replaying them
+progress.init();

@@ -11,10 +11,7 @@
 // An edit is never overwritten by a new build: when the book's text changes under it (`base`
 // differs), the page keeps the reader's code and offers the new text.
 //
-// checks.js (or anything else) records with events on document:
-//   book:answer  detail {id, lesson, value}   a check answered, or a prompt's text written
-//   book:hint    detail {id, lesson, shown}   hints revealed so far (a count)
-// and reads back with `saved("answers", id)` / `saved("hints", id)` from this module.
+// Checks, prompts and hints are saved and restored by answers.js, from checks.js's events.
 export const KEY = "agent-harness-book/work";
 export const FORMAT = 1;
 const SECTIONS = ["cells", "labs", "answers", "hints"];
@@ -157,13 +154,6 @@ export function replaceAll(data) {
 }
 
 function listen() {
-  document.addEventListener("book:answer", ({ detail }) => {
-    if (detail && detail.id) update("answers", String(detail.id), { lesson: String(detail.lesson ?? ""), value: detail.value ?? null });
-  });
-  document.addEventListener("book:hint", ({ detail }) => {
-    if (detail && detail.id && Number.isInteger(detail.shown))
-      update("hints", String(detail.id), { lesson: String(detail.lesson ?? ""), shown: detail.shown });
-  });
   // A pending save is written when the tab is hidden or closed.
   const flush = () => { if (timer) saveNow(); };
   addEventListener("pagehide", flush);
