@@ -177,9 +177,12 @@ def test_a_test_that_hangs_is_stopped_by_timeout_and_the_rest_still_run(tmp_path
     (("nothere.py",), "nothere.py: no such tests file"),
     (("--lesson", "11"), "holds the tests of lesson 3, not lesson 11"),
     (("--lesson", "three"), "invalid int value"),
+    (("empty.py",), "empty.py has no lab tests"),
 ])
 def test_bad_usage_exits_2_and_says_why(tmp_path, args, says):
     folder = _lab_folder(tmp_path)
+    (folder / "empty.py").write_text("import unittest\n\nclass Helpers(unittest.TestCase):\n"
+                                     "    def test_x(self):\n        pass\n", encoding="utf-8")
     command = [sys.executable, "lab/lab_check.py", "--harness", "harness.py", "--lesson", "3"]
     command += list(args)
     if not any(arg.endswith(".py") and arg != "missing.py" for arg in args):
@@ -216,10 +219,13 @@ def test_run_loads_the_readers_file_afresh_every_time(tmp_path):
     folder = _lab_folder(tmp_path)
     lab_check = _load_lab_check()
     first = lab_check.run(folder / "harness.py", folder / "tests.py", lab=1)
-    (folder / "harness.py").write_text(HARNESS.replace("return a + b", "return a - b"))
+    # the same size, so only a fresh read (of the module and of the lines shown) can tell
+    (folder / "harness.py").write_text(HARNESS.replace("return a + b", "return a - b")
+                                       .replace("return {}[key]", "return {}[kex]"))
     second = lab_check.run(folder / "harness.py", folder / "tests.py", lab=1)
     assert first[0]["status"] == "pass" and second[0]["status"] == "fail"
     assert second[0]["message"] == "add(2, 2) gave 0"
+    assert "return {}[kex]" in second[1]["message"] and "NameError" in second[1]["message"]
 
 
 def test_sentences_runs_nothing(tmp_path):

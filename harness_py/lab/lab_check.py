@@ -278,6 +278,9 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
             raise UsageError(f"{Path(harness_path if what == 'harness' else tests_path)}: "
                              f"no such {what} file")
     listed = sentences(tests)
+    if not listed:
+        raise UsageError(f"{tests.name} has no lab tests: no class Lab1, Lab2, ... with test "
+                         "methods")
     labs = sorted({number for _, number, _ in listed})
     if lab is not None and lab not in labs:
         raise UsageError(f"{tests.name} has no tests for lab {lab}; it has "
@@ -288,6 +291,7 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
     if folder not in sys.path:
         sys.path.insert(0, folder)
     _forget(("harness", "lab"))
+    linecache.clearcache()      # the page rewrites the reader's file between runs
     results: list[dict] = []
 
     def record(test_id: str, number: int, sentence: str, status: str, message: str) -> None:
