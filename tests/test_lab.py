@@ -525,6 +525,31 @@ def test_shell_pytest_runs_the_tests_on_the_disk():
     assert code == 2 and "ERROR test_x.py - ModuleNotFoundError" in output
 
 
+def test_shell_python_runs_over_the_workspace():
+    ws = lab.Workspace({"util.py": "X = 2\n",
+                        "main.py": "import util\nprint('x is', util.X)\n"
+                                   "with open('out.txt', 'w') as f:\n    f.write('saved')\n",
+                        "bad.py": "print('before')\ndef f():\n    return 1 / 0\nf()\n"})
+    sh = lab.Shell(ws)
+    assert sh.run("python main.py") == ("x is 2\n", 0)
+    assert ws.read_text("out.txt") == "saved"
+    assert ws.writes == [("write", "out.txt", ""), ("append", "out.txt", "saved")]
+    assert "util" not in sys.modules
+    assert sh.run("python bad.py") == (
+        "before\nTraceback (most recent call last):\n"
+        '  File "bad.py", line 4, in <module>\n    f()\n'
+        '  File "bad.py", line 3, in f\n    return 1 / 0\n'
+        "ZeroDivisionError: division by zero\n", 1)
+    assert sh.run('python -c "import sys; sys.exit(3)"') == ("", 3)
+    assert sh.run('echo ada | python3 -c "print(input().title())"') == ("Ada\n", 0)
+    assert sh.run("python nope.py") == (
+        "python: can't open file '/workspace/nope.py': [Errno 2] No such file or directory\n", 2)
+    exits = lab.Shell(lab.Workspace({"test_exit.py": "import sys\ndef test_quits():\n"
+                                                     "    sys.exit(1)\n"}))
+    output, code = exits.run("pytest")
+    assert code == 1 and "FAILED test_exit.py::test_quits - SystemExit: 1" in output
+
+
 # -- drive --------------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ disk, and answers the way bash would, output and exit code:
     seq [first] last       numbers, one per line (long output for budget lessons)
     head/tail [-n N] [file], wc -l [file], grep [-c] pattern [file]   also reading a pipe
     pytest [path ...]      runs the test files on the disk (see Shell.pytest)
+    python file.py, python -c "code"   runs Python over the disk (see _Runner)
     a | b, a && b, a || b, a ; b
 
 Anything else is "bash: <name>: command not found", exit code 127, as in bash. Quoting follows the
@@ -19,10 +20,10 @@ the error it gets.
 from __future__ import annotations
 
 import builtins
+import io
 import posixpath
 import re
 import shlex
-import sys
 import traceback
 import types
 from typing import Callable
@@ -49,6 +50,7 @@ class Shell:
             "true": lambda a, i: ("", "", 0), "false": lambda a, i: ("", "", 1),
             "exit": self._exit, "seq": self._seq, "head": self._head, "tail": self._tail,
             "wc": self._wc, "grep": self._grep, "pytest": self._pytest, "cd": self._cd,
+            "python": self._python, "python3": self._python,
         }
 
     # -- the command line ---------------------------------------------------------------------
@@ -102,14 +104,16 @@ class Shell:
                 stages.append([])
             else:
                 stages[-1].append(w)
-        data, code = "", 0
-        for stage in stages:
-            if not stage:
-                out.append("bash: syntax error near unexpected token `|'\n")
-                return 2
+        if not all(stages):
+            out.append("bash: syntax error near unexpected token `|'\n")
+            return 2
+        data, err, code = "", "", 0
+        for k, stage in enumerate(stages):
             data, err, code = self._simple(stage, data)
-            out.append(err)
+            if k < len(stages) - 1:
+                out.append(err)         # an earlier command's complaints come out first
         out.append(data)
+        out.append(err)                 # the last command printed, then complained
         return code
 
     def _simple(self, words: list[str], stdin: str) -> tuple[str, str, int]:
@@ -305,10 +309,10 @@ class Shell:
         passed = failed = errors = 0
         results: list[str] = []
         for path in files:
-            modules: dict[str, types.ModuleType] = {}
+            runner = _Runner(self.ws)       # a fresh set of modules for every test file
             try:
-                module = self._load(path, "__test__", modules)
-            except Exception as error:   # a test file that does not import
+                module = runner.load(path, "__test__")
+            except (Exception, SystemExit) as error:   # a test file that does not import
                 errors += 1
                 results.append(f"ERROR {path} - {self._why(error, path)}")
                 continue
@@ -319,7 +323,7 @@ class Shell:
             for name, f in tests:
                 try:
                     f()
-                except Exception as error:
+                except (Exception, SystemExit) as error:
                     failed += 1
                     marks.append("F")
                     results.append(f"FAILED {path}::{name} - {self._why(error, path)}")
@@ -356,42 +360,153 @@ class Shell:
         on, found in the traceback's frames inside the workspace file."""
         message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         if isinstance(error, AssertionError) and not str(error):
-            for frame in reversed(traceback.extract_tb(error.__traceback__)):
-                if frame.filename.startswith("workspace:"):
-                    source = self._line(frame.filename[len("workspace:"):], frame.lineno)
-                    if source:
-                        return f"AssertionError: {source}"
+            frames = _Runner(self.ws).frames(error)
+            if frames and frames[-1][3]:
+                return f"AssertionError: {frames[-1][3]}"
         return message
 
-    def _line(self, path: str, lineno: int | None) -> str:
-        if lineno is None or not self.ws.exists(path):
-            return ""
-        lines = self.ws.read_text(path).splitlines()
-        return lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+    # -- python -------------------------------------------------------------------------------
 
-    def _load(self, path: str, name: str, modules: dict) -> types.ModuleType:
-        """Execute the workspace file `path` as the module `name`. Imports inside it look on the
-        disk first (cached in `modules` for this run only: nothing enters sys.modules), then fall
-        back to the ordinary import."""
+    def _python(self, args: list[str], stdin: str) -> tuple[str, str, int]:
+        """python file.py, or python -c "code": run it over the workspace and return what it
+        printed. An uncaught exception prints a traceback in CPython's layout and exits 1."""
+        if not args:
+            return "", "python: no interactive Python here; give a file or -c \"code\"\n", 2
+        runner = _Runner(self.ws, stdin)
+        if args[0] == "-c":
+            if len(args) < 2:
+                return "", "Argument expected for the -c option\n", 2
+            path, source = "<string>", args[1]
+        else:
+            path = args[0]
+            if not self.ws.exists(path):
+                return "", (f"python: can't open file '{CWD}/{path}': [Errno 2] No such file "
+                            "or directory\n"), 2
+            source = None
+        try:
+            runner.load(path, "__main__", source)
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+            err = "" if isinstance(stop.code, int) or stop.code is None else f"{stop.code}\n"
+            return runner.output(), err, code
+        except Exception as error:
+            return runner.output(), runner.traceback(error), 1
+        return runner.output(), "", 0
+
+
+
+class _Runner:
+    """Runs Python files from the workspace, inside this process, as if they ran on that disk.
+
+    Inside the code, `import name` finds name.py (or name/__init__.py) on the workspace first and
+    the standard library after it; the modules are this runner's own and never enter
+    sys.modules. open() opens workspace files (text only; "w" empties the file at once and the
+    text arrives when the file is closed, as with a real buffered file), print() writes to the
+    runner's output, and input() reads the piped stdin. os and pathlib still see the real
+    machine: code meant for the workspace should use open()."""
+
+    def __init__(self, ws: Workspace, stdin: str = ""):
+        self.ws = ws
+        self.modules: dict[str, types.ModuleType] = {}
+        self.out = io.StringIO()
+        self.stdin = io.StringIO(stdin)
+        env = dict(vars(builtins))
+        env.update(__import__=self._import, print=self._print, open=self._open, input=self._input)
+        self.builtins = env
+
+    def output(self) -> str:
+        return self.out.getvalue()
+
+    def load(self, path: str, name: str, source: str | None = None) -> types.ModuleType:
+        """Execute `path` (or `source`, named `path`) as the module `name` and return it."""
         module = types.ModuleType(name)
         module.__file__ = path
-        real_import = builtins.__import__
-        shell = self
-
-        def workspace_import(mod, globals=None, locals=None, fromlist=(), level=0):
-            top = mod.split(".")[0]
-            if level == 0 and mod not in sys.builtin_module_names:
-                for candidate in (f"{top}.py", f"{top}/__init__.py"):
-                    if candidate in shell.ws.files:
-                        if top not in modules:
-                            shell._load(candidate, top, modules)
-                        return modules[top]
-            return real_import(mod, globals, locals, fromlist, level)
-
-        env = dict(vars(builtins))
-        env["__import__"] = workspace_import
-        module.__dict__["__builtins__"] = env
-        modules[name] = module   # before running it, so an import cycle finds it half-made
-        code = compile(self.ws.read_text(path), f"workspace:{path}", "exec")
-        exec(code, module.__dict__)
+        module.__dict__["__builtins__"] = self.builtins
+        self.modules[name] = module   # before running it, so an import cycle finds it half-made
+        text = self.ws.read_text(path) if source is None else source
+        exec(compile(text, f"workspace:{path}", "exec"), module.__dict__)
         return module
+
+    def _import(self, name, globals=None, locals=None, fromlist=(), level=0):
+        top = name.split(".")[0]
+        if level == 0:
+            for candidate in (f"{top}.py", f"{top}/__init__.py"):
+                try:
+                    self.ws.read_text(candidate)
+                except OSError:         # not a file on this disk: try the next, then the stdlib
+                    continue
+                if top not in self.modules:
+                    self.load(candidate, top)
+                return self.modules[top]
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+    def _print(self, *args, sep=" ", end="\n", file=None, flush=False):
+        builtins.print(*args, sep=sep, end=end, file=self.out if file is None else file)
+
+    def _input(self, prompt=""):
+        self.out.write(str(prompt))
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError("EOF when reading a line")
+        return line.rstrip("\n")
+
+    def _open(self, file, mode="r", *args, **kwargs):
+        if "b" in mode:
+            raise ValueError("this workspace holds text: open it in text mode")
+        if "r" in mode and "+" not in mode:
+            return io.StringIO(self.ws.read_text(file))
+        if mode.startswith("w"):
+            self.ws.write_text(file, "")
+        elif mode.startswith("x"):
+            if self.ws.exists(file):
+                raise FileExistsError(17, "File exists", file)
+            self.ws.write_text(file, "")
+        elif not mode.startswith("a"):
+            raise ValueError(f"open(): mode {mode!r} is not available on this workspace")
+        return _WorkspaceFile(self.ws, file)
+
+    def frames(self, error: BaseException) -> list[tuple[str, int, str, str]]:
+        """(path, line number, function, source line) of each traceback frame in workspace
+        code, outermost first."""
+        frames = []
+        for frame in traceback.extract_tb(error.__traceback__):
+            if frame.filename.startswith("workspace:"):
+                path = frame.filename[len("workspace:"):]
+                frames.append((path, frame.lineno or 0, frame.name, self._line(path, frame.lineno)))
+        return frames
+
+    def _line(self, path: str, lineno: int | None) -> str:
+        if not lineno or not self.ws.exists(path):
+            return ""
+        try:
+            lines = self.ws.read_text(path).splitlines()
+        except OSError:
+            return ""
+        return lines[lineno - 1].strip() if lineno <= len(lines) else ""
+
+    def traceback(self, error: BaseException) -> str:
+        """A traceback in CPython's layout, with only the workspace's frames in it."""
+        lines = ["Traceback (most recent call last):\n"]
+        for path, lineno, function, source in self.frames(error):
+            lines.append(f'  File "{path}", line {lineno}, in {function}\n')
+            if source:
+                lines.append(f"    {source}\n")
+        text = str(error)
+        lines.append(f"{type(error).__name__}: {text}\n" if text else f"{type(error).__name__}\n")
+        return "".join(lines)
+
+
+class _WorkspaceFile(io.StringIO):
+    """A file opened for writing on the workspace: the text is buffered, and appended to the
+    file when it is closed (or leaves its `with` block)."""
+
+    def __init__(self, ws: Workspace, path: str):
+        super().__init__()
+        self._ws, self._path = ws, path
+
+    def close(self) -> None:
+        if not self.closed:
+            text = self.getvalue()
+            super().close()
+            if text:
+                self._ws.append_text(self._path, text)
