@@ -566,6 +566,16 @@ def test_drive_consumes_to_the_end():
     assert ran == [0, 1, 2, "end"]
 
 
+def test_drive_awaits_an_async_run():
+    import asyncio
+
+    async def run():
+        for k in range(2):
+            yield k
+
+    assert asyncio.run(lab.drive(run())) == [0, 1]
+
+
 # -- crash exploration --------------------------------------------------------------------------
 
 MESSAGES = [lab.user("Write a.py."), lab.say("Done, é."), lab.user("Thanks."), lab.say("Bye.")]
@@ -661,3 +671,8 @@ def test_explore_crashes_reports_a_program_that_changes_its_writes():
 
     report = lab.explore_crashes(flaky, lambda d: True, offsets="none")
     assert "finished without reaching write 1" in report.first_failure.reason
+
+    def stop_at_first(ws):
+        document_program(ws)
+    early = lab.explore_crashes(stop_at_first, document_recovers, stop_at_first=True)
+    assert early.failures == [early.points[-1]] and early.tried == 3   # start, before, 0 bytes

@@ -5,19 +5,43 @@ disk, so that it runs the same in the page (Pyodide) as on your machine, with no
 and no randomness. This package is that world. It is not part of the harness you build: it is
 the stage the harness performs on, and the tests look at the stage to see what the harness did.
 
-    messages     user, text, call, reply, say, tool_result, provider_error; show, shape, validate
-    workspace    Workspace (an in-memory disk with fsync, reboots and torn writes), cut, PowerCut
-    model        ScriptedModel and its steps: forever, power_cut, raises, forgetful
-    shell        Shell, a small deterministic bash over a Workspace
-    crashes      explore_crashes: pull the plug at every point and check the recovery
+Messages (lab/messages.py), plain dicts in the course harness's shapes:
+    user(text)                          {"role": "user", "content": text}
+    text(t)                             {"type": "text", "text": t}
+    call(name, arguments, id=None)      a toolCall block; without id, "call_" + a hash of both
+    reply(*blocks)                      an assistant message; a str is a text block
+    say(t)                              reply(text(t))
+    tool_result(call, content, is_error=False)
+    provider_error(t)                   a failed reply: content [], stop_reason "error"
+    show(messages, clip=80) -> str      one line per message: user -> "Hi"
+    shape(messages) -> str              "U A[c1] R(c1) A", A! for a failed reply
+    validate(messages) -> list[str]     what a provider would refuse; [] when nothing
 
-Standard library only; CPython 3.10+ and Pyodide. Nothing here keeps state between calls at
-module level: importing it twice, or in a fresh process, gives the same world.
+The disk (lab/workspace.py):
+    Workspace(files=None, *, faults=None)
+        .exists(p) .read_text(p) .write_text(p, t) .append_text(p, t) .listdir(p=".")
+        .rename(src, dst) .remove(p) .fsync(p) .files .writes .cut_point
+        .reboot(power_loss=False) -> Workspace
+    cut(at_write, after_bytes=None, *, fraction=None, path=None, before=False)   a fault plan
+    PowerCut                            BaseException: no `except Exception` catches it
+
+The model (lab/model.py):
+    ScriptedModel(steps, *, check=False)  .complete(system, messages, tools) .calls .remaining
+    steps: a message, a str, a function of the Request, forever(step), power_cut(), raises(exc),
+    provider_error(t), forgetful()
+    Request(system, messages, tools, number)    ScriptExhausted    tokens(value)    usage(r, reply)
+
+Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
+explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
+stop_at_first=False) -> CrashReport (lab/crashes.py).
+
+Standard library only; CPython 3.10+ and Pyodide. Nothing here keeps state at module level:
+importing it twice, or in a fresh process, gives the same world.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import AsyncIterable, Awaitable, Iterable
 
 from .crashes import CrashPoint, CrashReport, explore_crashes
 from .messages import (CLIP, call, provider_error, reply, say, shape, show, text, tool_result,
@@ -38,7 +62,14 @@ __all__ = [
 ]
 
 
-def drive(run: Iterable) -> list:
+def drive(run: Iterable | AsyncIterable) -> list | Awaitable[list]:
     """Consume a run to its end and return its events as a list: for a cell or a test that wants
-    the run to happen and does not care to print anything on the way."""
+    the run to happen and does not care to print anything on the way.
+
+    A run that is an async iterable (the harness of lesson 15 on) gives back a coroutine instead,
+    so the same words work there as `await lab.drive(run)`."""
+    if hasattr(run, "__aiter__"):
+        async def collect() -> list:
+            return [event async for event in run]
+        return collect()
     return list(run)

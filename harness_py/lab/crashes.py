@@ -148,6 +148,11 @@ def explore_crashes(program: Callable[[Workspace], Any], check: Callable[[Worksp
                 program(ws)
             except PowerCut:
                 pass
+            except Exception as error:
+                point.reason = (f"the program raised {type(error).__name__}: {error} before the "
+                                "cut; it must make the same writes on every run")
+                report.points.append(point)
+                return
             else:
                 point.reason = (f"the program finished without reaching write {point.op_number}: "
                                 "it must make the same writes on every run")
