@@ -6,6 +6,7 @@ import * as cells from "./cells.js";
 import * as labs from "./labs.js";
 import * as answers from "./answers.js";
 import * as progress from "./progress.js";
+import * as offline from "./offline.js";
 
 python.init(); // first: Pyodide boots while the rest of the page is set up
 storage.init();
@@ -14,3 +15,4 @@ cells.init();
 labs.init();
 answers.init(); // after checks.init(): it restores answers by replaying them
 progress.init();
+offline.init(); // the service worker: the whole book saved for offline study
