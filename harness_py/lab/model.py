@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .messages import say
+from .messages import provider_error, say, validate
 from .workspace import PowerCut
 
 __all__ = [
@@ -137,7 +137,6 @@ class ScriptedModel:
         request = Request(system, list(messages), list(tools or []), len(self.calls) + 1)
         self.calls.append(request)
         if self.check:
-            from .messages import provider_error, validate
             problems = validate(request.messages)
             if problems:
                 return self._finish(request, provider_error(f"400 invalid transcript: {problems[0]}"))
@@ -149,8 +148,8 @@ class ScriptedModel:
             n = len(self.steps)
             raise ScriptExhausted(
                 f"ScriptedModel: model call {request.number} has no step: the script has {n} "
-                f"step{'s' if n != 1 else ''} and all {'of them were' if n != 1 else 'of it was'} "
-                "used. Add steps, or end the script with lab.forever(...).")
+                f"step{'s' if n != 1 else ''}, {'all used' if n else 'so none to use'}. Add "
+                "steps, or end the script with lab.forever(...).")
         return self._finish(request, self._perform(step, request))
 
     def _perform(self, step: Any, request: Request) -> dict:
