@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, course as course_stage, html, source as source_stage
+from . import cells, course as course_stage, html, offline, source as source_stage
 from .labs import Labs
 from .project import Project
 from .render import Renderer
@@ -102,10 +102,13 @@ def build(project: Project, out: Path, *, assets: bool = True,
 
     manifest = {"build": content_hash(files), "pages": manifest_pages}
     files["course.json"] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
-    finish = None
-    if assets:
-        from . import assets as browser_assets
-        finish = browser_assets.build
+
+    def finish(folder: Path) -> None:
+        if assets:
+            from . import assets as browser_assets
+            browser_assets.build(folder)
+        offline.write_precache(folder)  # last: it lists every file the build wrote
+
     report.files = write_site(out, files, finish=finish)
     report.manifest = manifest
     report.seconds = time.monotonic() - started
