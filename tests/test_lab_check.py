@@ -280,7 +280,9 @@ for (const name of fs.readdirSync(labDir).filter((name) => name.endsWith(".py"))
   py.FS.writeFile(`/book/lab/${name}`, fs.readFileSync(`${labDir}/${name}`, "utf8"));
 }
 py.FS.writeFile("/book/tests/tests.py", fs.readFileSync(testsPath, "utf8"));
-harnesses.forEach((file, n) => py.FS.writeFile(`/reader/lab${n}.py`, fs.readFileSync(file, "utf8")));
+harnesses.forEach((file, n) => {
+  py.FS.writeFile(`/reader/lab${n}.py`, fs.readFileSync(file, "utf8"));
+});
 console.log(py.runPython(`
 import importlib.util, json
 spec = importlib.util.spec_from_file_location("lab_check", "/book/lab/lab_check.py")
