@@ -636,6 +636,30 @@ def test_explore_crashes_finds_the_documents_first_failure():
     assert all(p.ok for p in report.points if p.after_bytes in (None, p.total_bytes))
 
 
+def test_explore_crashes_checks_that_nothing_saved_is_lost():
+    """check(disk, point): every message whose save had returned must come back. The log keeps
+    them all at every cut; the document loses all of them at the first byte of a rewrite."""
+    def log_kept_all(disk, point):
+        text = disk.read_text("session.jsonl") if disk.exists("session.jsonl") else ""
+        whole = [json.loads(line) for line in text.split("\n")[:-1]]
+        return whole[:point.completed] == MESSAGES[:point.completed]
+
+    def document_kept_all(disk, point):
+        if not disk.exists("session.json"):
+            return point.completed == 0
+        return json.loads(disk.read_text("session.json"))[:point.completed] == \
+            MESSAGES[:point.completed]
+
+    assert lab.explore_crashes(log_program, log_kept_all).ok
+    report = lab.explore_crashes(document_program, document_kept_all, offsets=(0, 0.5))
+    first = report.first_failure
+    assert (first.op_number, first.after_bytes, first.completed) == (1, 0, 0)
+    second_write = [p for p in report.points if p.op_number == 2 and p.after_bytes == 0][0]
+    assert second_write.completed == 1 and not second_write.ok, \
+        "a rewrite cut at its first byte loses the message saved before it"
+    assert [p.completed for p in report.points if p.op == "end"] == [4]
+
+
 def test_explore_crashes_with_fractions_and_power_loss():
     report = lab.explore_crashes(log_program, log_recovers, offsets=(0, 0.5))
     assert report.tried == 1 + 4 * 4 + 1 and report.ok

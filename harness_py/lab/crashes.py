@@ -17,6 +17,7 @@ from the workspace it is given, because it is run once per crash point.
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -43,6 +44,13 @@ class CrashPoint:
     @property
     def ok(self) -> bool:
         return self.reason is None
+
+    @property
+    def completed(self) -> int:
+        """How many writes and appends had returned to the program before the power went: what
+        it was entitled to believe was saved. A write whose every byte arrived but whose call
+        never returned does not count; the finished program's do."""
+        return max(self.op_number - 1, 0)   # the end point is numbered one past the last write
 
     def __str__(self) -> str:
         if self.op_number == 0:
@@ -108,10 +116,20 @@ def _offsets(size: int, offsets: str | Sequence[float]) -> list[int]:
     return sorted(k for k in picks if k < size)
 
 
-def _verdict(check: Callable[[Workspace], Any], disk: Workspace) -> str | None:
+def _takes_point(check: Callable) -> bool:
+    """Whether `check` wants the crash point as a second argument."""
+    try:
+        parameters = list(inspect.signature(check).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
+
+
+def _verdict(check: Callable, disk: Workspace, point: CrashPoint) -> str | None:
     """None if check accepts `disk`; otherwise the reason in one line."""
     try:
-        result = check(disk)
+        result = check(disk, point) if _takes_point(check) else check(disk)
     except Exception as error:
         frame = traceback.extract_tb(error.__traceback__)[-1]
         text = str(error)
@@ -134,6 +152,9 @@ def explore_crashes(program: Callable[[Workspace], Any], check: Callable[[Worksp
     finished program left.
     power_loss=True reboots with reboot(power_loss=True): only fsync'ed bytes survive.
     A check that raises, or returns False, marks the point as failed; anything else passes.
+    check(disk) asks "can this be read back?"; check(disk, point) may also ask "was anything lost
+    that the program had been told was saved?", with point.completed, the number of writes and
+    appends that had returned before the cut.
     """
     dry = Workspace(files)
     program(dry)
@@ -158,7 +179,7 @@ def explore_crashes(program: Callable[[Workspace], Any], check: Callable[[Worksp
                                 "it must make the same writes on every run")
                 report.points.append(point)
                 return
-        point.reason = _verdict(check, ws.reboot(power_loss=power_loss))
+        point.reason = _verdict(check, ws.reboot(power_loss=power_loss), point)
         report.points.append(point)
 
     trial(CrashPoint(0, "", "", 0, 0), None)
@@ -170,6 +191,6 @@ def explore_crashes(program: Callable[[Workspace], Any], check: Callable[[Worksp
             trial(CrashPoint(number, op, path, keep, size), plan)
     if not (stop_at_first and not report.ok):
         point = CrashPoint(len(ops) + 1, "end", "", 0, 0)
-        point.reason = _verdict(check, dry.reboot(power_loss=power_loss))
+        point.reason = _verdict(check, dry.reboot(power_loss=power_loss), point)
         report.points.append(point)
     return report
