@@ -30,7 +30,10 @@ function setupCheck(check) {
     letter.className = "option-letter";
     letter.setAttribute("aria-hidden", "true");
     letter.textContent = String.fromCharCode(65 + index);
-    button.append(letter, ...text.childNodes);
+    const body = document.createElement("span");
+    body.className = "option-body";
+    body.append(...text.childNodes);
+    button.append(letter, body);
     text.replaceChildren(button);
     if (details) {
       details.id = details.id || `${check.id}-why-${index + 1}`;

@@ -1,0 +1,122 @@
+"""Checks and hints in Chromium, with and without JavaScript.
+
+The site is the fixture course (tests/fixtures/book) built by the real pipeline, browser assets
+included, so these tests know exactly which option of which check is right. With JavaScript a
+check is a set of toggle buttons with an aria-live verdict and hints come one at a time; without
+it every explanation and every cell's recorded output is still on the page."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from builder.pipeline import build  # noqa: E402
+from builder.project import Project  # noqa: E402
+from conftest import screenshot, start_server  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "book"
+
+
+@pytest.fixture(scope="module")
+def book_url(tmp_path_factory):
+    out = tmp_path_factory.mktemp("checks") / "_site"
+    build(Project.at(FIXTURE), out, log=lambda line: None)
+    server, url = start_server(out)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def open_lesson(page, book_url):
+    page.goto(book_url + "lesson-01.html")
+    page.wait_for_selector(".check[data-live]")
+    return page.locator(".check").first
+
+
+def test_a_wrong_answer_then_the_right_one(page, book_url):
+    check = open_lesson(page, book_url)
+    buttons = check.get_by_role("button")
+    assert buttons.count() == 3
+    assert check.locator(".check-options").get_attribute("role") == "group"
+    verdict = check.locator(".check-verdict")
+    assert verdict.get_attribute("aria-live") == "polite"
+    explain = check.locator(".check-explain")
+    assert not explain.is_visible()
+    assert [b.get_attribute("aria-pressed") for b in buttons.all()] == ["false"] * 3
+
+    wrong = buttons.nth(0)
+    wrong.click()
+    assert wrong.get_attribute("aria-pressed") == "true"
+    assert verdict.inner_text().startswith("Not quite")
+    options = check.locator(".check-option")
+    assert options.nth(0).locator(".option-explain").is_visible()
+    assert "misses the comma" in options.nth(0).locator(".option-explain").inner_text()
+    assert not options.nth(1).locator(".option-explain").is_visible()
+    assert not explain.is_visible(), "the longer explanation waits for the right answer"
+
+    # the keyboard reaches the right option and Space chooses it
+    buttons.nth(1).focus()
+    page.keyboard.press("Space")
+    assert buttons.nth(1).get_attribute("aria-pressed") == "true"
+    assert wrong.get_attribute("aria-pressed") == "false"
+    assert verdict.inner_text() == "Right."
+    assert options.nth(1).locator(".option-explain").is_visible()
+    assert "between the comma and the full stop" in options.nth(1).inner_text()
+    assert not options.nth(0).locator(".option-explain").is_visible()
+    assert explain.is_visible() and "composed" in explain.inner_text()
+    assert check.get_attribute("data-state") == "right"
+    check.scroll_into_view_if_needed()
+    screenshot(page, "check-answered")
+
+
+def test_hints_are_revealed_one_at_a_time(page, book_url):
+    open_lesson(page, book_url)
+    prompt = page.locator(".prompt").first
+    hints = prompt.locator(".hint")
+    more = prompt.locator("button.hint-next")
+    assert more.inner_text() == "Show hint 1 of 2"
+    assert not hints.nth(0).is_visible() and not hints.nth(1).is_visible()
+    more.click()
+    assert hints.nth(0).is_visible() and "Which one goes inside" in hints.nth(0).inner_text()
+    assert not hints.nth(1).is_visible()
+    assert more.inner_text() == "Show hint 2 of 2"
+    more.press("Enter")
+    assert hints.nth(1).is_visible() and "shout(greet(...))" in hints.nth(1).inner_text()
+    assert not more.is_visible()
+    # the lab's hints are their own sequence
+    lab_more = page.locator(".lab").first.get_by_role("button", name="Show hint 1 of 2")
+    assert lab_more.is_visible()
+    prompt.scroll_into_view_if_needed()
+    screenshot(page, "hints")
+
+
+def test_the_page_reads_completely_without_javascript(profiles, book_url):
+    context = profiles.open(java_script_enabled=False)
+    page = context.pages[0] if context.pages else context.new_page()
+    page.goto(book_url + "lesson-01.html")
+    check = page.locator(".check").first
+    assert check.locator("button").count() == 0
+    options = check.locator(".check-option")
+    assert options.count() == 3
+    first = options.nth(0).locator("details.option-explain")
+    first.locator("summary").click()
+    assert "misses the comma" in first.inner_text() and "Not this one." in first.inner_text()
+    assert "The right answer." in options.nth(1).locator("details").text_content()
+    longer = check.locator("details.check-explain")
+    longer.locator("summary").click()
+    assert "composed" in longer.inner_text()
+    outputs = page.locator(".cell-output")
+    assert outputs.nth(0).inner_text().strip() == "Hello, Ada."
+    assert "TypeError: greet() missing 1 required positional argument" in outputs.nth(2).inner_text()
+    lab = page.locator(".lab").first
+    assert "Write greet(name)" in lab.locator(".lab-spec").inner_text()
+    assert "def greet" not in lab.locator(".lab-starting").inner_text()
+    assert "# --- your code ---" in lab.locator(".lab-starting").inner_text()
+    assert lab.locator(".lab-command").inner_text() == \
+        "python lab/lab_check.py --harness harness.py --lesson 1 tests.py"
+    assert lab.locator(".hint").count() == 2
+    screenshot(page, "no-javascript")
