@@ -210,6 +210,9 @@ class _Collect(unittest.TestResult):
         last = frames[-1] if frames else None
         where = (f"{Path(last.filename).name}, line {last.lineno}, in {last.name}"
                  if last else "the test")
+        if isinstance(error, AttributeError) and last and _same(last.filename, self.tests):
+            return (f"the test uses something {self.name} does not have (yet): {error}\n"
+                    f"at {where}")
         return f"the test stopped on {detail}\nraised at {where}"
 
     def _with_printed(self, message: str) -> str:
