@@ -92,10 +92,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
         report.pages += 1
         report.cells += len(parsed.cells)
         report.labs += len(views)
-    if any(page.labs for page in written):
-        files.update(labs.py(written))
-    else:
-        files.update({k: v for k, v in labs.py([]).items()})
+    files.update(labs.py(written))
     files["index.html"] = renderer.index()
     files.update(_static(project))
     log(f"render   {report.pages} pages and the course map")
