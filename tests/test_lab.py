@@ -101,6 +101,8 @@ def test_show_other_forms():
         "assistant -> (empty)"
     assert lab.show([dict(lab.say("cut"), stop_reason="length")]) == \
         'assistant -> "cut"  [stop_reason: length]'
+    assert lab.show([{"role": "assistant", "content": [lab.text("hand-made")]}]) == \
+        'assistant -> "hand-made"'
     assert lab.show([]) == ""
 
 
@@ -567,13 +569,16 @@ def test_drive_consumes_to_the_end():
 
 
 def test_drive_awaits_an_async_run():
-    import asyncio
-
+    """Driven by hand, without an event loop: Pyodide's asyncio.run needs the browser's stack
+    switching, and a run that awaits nothing finishes on the first send."""
     async def run():
         for k in range(2):
             yield k
 
-    assert asyncio.run(lab.drive(run())) == [0, 1]
+    pending = lab.drive(run())
+    with pytest.raises(StopIteration) as finished:
+        pending.send(None)
+    assert finished.value.value == [0, 1]
 
 
 # -- crash exploration --------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def _show_one(m: Any, clip: int | None) -> str:
         line = f"assistant -> {_content(content, clip)}"
         asks = isinstance(content, list) and any(
             isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
-        if stop != ("toolUse" if asks else "stop"):
+        if stop is not None and stop != ("toolUse" if asks else "stop"):
             line += f"  [stop_reason: {stop}]"
         return line
     return f"{role} -> {_content(m.get('content'), clip)}"
@@ -178,7 +178,8 @@ def show(messages: Iterable[dict], clip: int | None = CLIP) -> str:
     A failed reply shows its reason: `assistant -> error: "overloaded"` (after any content it got
     out: `assistant -> "Half an ans" + error: "connection reset"`). A result marked is_error ends
     in "  [is_error]"; a stop_reason that does not follow from the content (not "toolUse" with
-    calls, not "stop" without) ends in "  [stop_reason: <it>]". Empty content is "(empty)".
+    calls, not "stop" without: "length", "aborted") ends in "  [stop_reason: <it>]"; a message
+    with no stop_reason at all gets no mark. Empty content is "(empty)".
     A text longer than `clip` characters shows its first `clip`, then "… (N chars)" after the
     quotes; arguments JSON longer than `clip` is cut with "…". clip=None shows everything.
     """
