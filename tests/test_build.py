@@ -463,3 +463,9 @@ def test_the_command_line_exits_1_with_the_message(book, tmp_path):
     assert done.stderr.strip().splitlines()[-1].startswith(
         f"{LESSON}:{line_of(book, '::: sauce')}: unknown directive '::: sauce'")
     assert (out / "index.html").read_text() == "the old site"
+
+
+def test_the_worked_example_in_the_authoring_guide_is_the_fixture_lesson():
+    guide = (ROOT / "docs" / "authoring.md").read_text()
+    example = guide.split("``````markdown\n", 1)[1].rsplit("``````", 1)[0]
+    assert example == (FIXTURE / "lessons" / "01-hello.md").read_text()
