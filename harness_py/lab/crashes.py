@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from .workspace import Cut, PowerCut, Workspace
 
