@@ -220,3 +220,162 @@ def test_a_page_opened_from_the_disk_reads_and_says_how_to_run_code(tmp_path, pr
     assert page.text_content("#text") == "version A"
     assert page.is_visible("#file-notice")
     assert "python3 serve.py" in page.text_content("#file-notice")
+
+
+# ------------------------------------------------------------------ the real book, from its zip
+
+from fixture_site import recorded, run_cell, type_into_editor, wait_ready  # noqa: E402
+
+LESSON = 11
+LAB_CHECK = ["lab/lab_check.py", "--harness", "harness.py", "--lesson"]
+
+
+def stages():
+    sys.path.insert(0, str(ROOT / "harness_py"))
+    try:
+        import stages as module
+    finally:
+        sys.path.pop(0)
+    return module.load()
+
+
+@pytest.fixture(scope="module")
+def book(site_dir, tmp_path_factory) -> Path:
+    """The real book as a reader gets it: `make dist`'s zip of the built site, unzipped."""
+    from builder import dist
+
+    work = tmp_path_factory.mktemp("dist")
+    site = work / "site"
+    shutil.copytree(site_dir, site)  # the shared _site stays as the build left it
+    target = dist.make_zip(site, work / "dist")
+    print(f"\n{target.name}: {target.stat().st_size} bytes ({target.stat().st_size / 1e6:.1f} MB)")
+    with zipfile.ZipFile(target) as archive:
+        archive.extractall(work / "unzipped")
+    (folder,) = (work / "unzipped").iterdir()
+    return folder
+
+
+def plain_cell(page) -> str:
+    """The id of the lesson's first cell that is neither editable, a lab's, nor meant to raise."""
+    return page.eval_on_selector(".cell[data-cell]:not([data-editable]):not([data-lab]):not([data-raises])",
+                                 "cell => cell.dataset.cell")
+
+
+def run_lab(page, lab: int) -> str:
+    section = f"#lab-{LESSON}-{lab}"
+    page.locator(f"{section} .lab-run").click()
+    page.wait_for_function(f"['pass', 'fail', 'failed'].includes(document.querySelector({section!r}).dataset.state)",
+                           timeout=120_000)
+    return page.eval_on_selector(section, "section => section.dataset.state")
+
+
+def test_the_downloaded_book_runs_cells_and_labs_served_then_offline(book, profiles):
+    solution = stages().solution(f"{LESSON}.2")
+    with serving(book, dir_option=False) as (server, url):
+        context, page, errors = open_page(profiles)
+        page.goto(f"{url}lesson-{LESSON}.html")
+        wait_ready(page)
+        cell = plain_cell(page)
+        assert run_cell(page, cell) == recorded(page, cell)
+        type_into_editor(page, f"#lab-{LESSON}-2", solution)
+        assert run_lab(page, 2) == "pass"
+        page.wait_for_function(CONTROLLED, timeout=120_000)  # the whole book is saved
+        assert page.evaluate("crossOriginIsolated") is True
+        stop(server)
+        context.set_offline(True)
+        page.reload()
+        wait_ready(page)
+        assert page.evaluate("crossOriginIsolated") is True
+        assert run_cell(page, cell) == recorded(page, cell)
+        assert run_lab(page, 2) == "pass"  # the reader's saved solution, still there
+        page.goto(url)  # the course map, never visited
+        assert page.locator(f'[data-page="{LESSON}"] a').count() >= 1
+    assert errors == []
+
+
+def page_download(page, lab: int, into: Path) -> dict[str, bytes]:
+    """The files of the zip the lab's "download" button gives."""
+    with page.expect_download() as download:
+        page.locator(f"#lab-{LESSON}-{lab} .lab-download").click()
+    saved = into / f"lab-{lab}.zip"
+    download.value.save_as(saved)
+    with zipfile.ZipFile(saved) as archive:
+        return {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}
+
+
+def test_the_page_download_is_the_lab_folder_of_the_zip(book, profiles, tmp_path):
+    """Lab 1's download is the folder file for file; a later lab's differs only in harness.py,
+    which is the folder's harness-labK.py (that lab's starting file)."""
+    folder = book / "downloads" / f"lesson-{LESSON}"
+    prefix = f"lesson-{LESSON}/"
+    files = {p.relative_to(folder).as_posix(): p.read_bytes()
+             for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    later = {name for name in files if name.startswith("harness-lab")}
+    with serving(book, dir_option=False) as (_, url):
+        context, page, errors = open_page(profiles)
+        page.goto(f"{url}lesson-{LESSON}.html")
+        first = page_download(page, 1, tmp_path)
+        second = page_download(page, 2, tmp_path)
+    want = {prefix + name: data for name, data in files.items() if name not in later}
+    assert sorted(first) == sorted(want)
+    for name in want:
+        assert first[name] == want[name], name
+    assert second[prefix + "harness.py"] == files["harness-lab2.py"]
+    assert {n: d for n, d in second.items() if n != prefix + "harness.py"} == \
+           {n: d for n, d in want.items() if n != prefix + "harness.py"}
+    assert errors == []
+
+
+def lab_folders(book: Path) -> list[Path]:
+    return sorted(p for p in (book / "downloads").iterdir() if p.is_dir())
+
+
+def test_every_lab_folder_runs_under_cpython(book, tmp_path):
+    folders = lab_folders(book)
+    assert f"lesson-{LESSON}" in [f.name for f in folders]
+    course = stages()
+    for folder in folders:
+        lesson = int(folder.name.split("-")[1])
+        command = [sys.executable, *LAB_CHECK, str(lesson), "tests.py"]
+        starting = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=300)
+        assert starting.returncode == 1, (folder.name, starting.stdout[-2000:], starting.stderr[-2000:])
+        assert "FAIL" in starting.stdout
+        mine = tmp_path / folder.name
+        shutil.copytree(folder, mine)
+        (mine / "harness.py").write_text(course.reference(lesson))
+        solved = subprocess.run(command, cwd=mine, capture_output=True, text=True, timeout=300)
+        assert solved.returncode == 0, (folder.name, solved.stdout[-2000:], solved.stderr[-2000:])
+        assert solved.stdout.rstrip().endswith(" 0 failed")
+
+
+def test_lesson_11_solution_passes_with_the_seed_command(book, tmp_path):
+    mine = tmp_path / "lab"
+    shutil.copytree(book / "downloads" / f"lesson-{LESSON}", mine)
+    (mine / "harness.py").write_text(stages().solution(f"{LESSON}.2"))
+    done = subprocess.run([sys.executable, *LAB_CHECK, str(LESSON), "tests.py"], cwd=mine,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_a_real_page_from_the_disk_reads_in_full_and_says_how_to_run_code(book, profiles):
+    context, page, _ = open_page(profiles)
+    page.goto((book / f"lesson-{LESSON}.html").as_uri())
+    assert page.is_visible("#file-notice")
+    assert "python3 serve.py" in page.text_content("#file-notice")
+    outputs = page.locator(".cell-output")
+    assert outputs.count() > 0
+    for i in range(outputs.count()):
+        assert outputs.nth(i).is_visible()
+    assert page.locator(".lab-starting").first.is_visible()
+
+
+def test_a_real_page_reads_without_javascript(book, profiles):
+    with serving(book, dir_option=False) as (_, url):
+        context = profiles.open(java_script_enabled=False)
+        page = context.pages[0] if context.pages else context.new_page()
+        page.goto(f"{url}lesson-{LESSON}.html")
+        cell = page.locator(".cell[data-cell]").first
+        data = json.loads(cell.locator(".cell-data").text_content())
+        assert cell.locator(".cell-output").text_content() == data["output"]
+        assert cell.locator(".cell-code").is_visible()
+        assert page.is_hidden("#file-notice")
