@@ -1,0 +1,136 @@
+"""Labs in the page: the checklist fails on the starting file and passes on the solution, a file
+that does not import says so with its line, a lab-marked cell then runs against the reader's
+code, and the downloaded folder runs under local CPython."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from fixture_site import (ROOT, build_fixture, editor_text, recorded, run_cell, serve_dir,
+                          type_into_editor, wait_editor, wait_ready)
+
+sys.path.insert(0, str(ROOT / "harness_py"))
+
+
+@pytest.fixture(scope="module")
+def fixture_url():
+    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
+        root = build_fixture(Path(folder) / "site")
+        server, url = serve_dir(root)
+        yield url
+        server.shutdown()
+        server.server_close()
+
+
+FIXTURE_SOLUTION = '''"""Your harness for lab 99.1."""
+print("the reader's harness")
+
+
+def greet(name):
+    return f"Hello, {name}."
+
+
+def remember(entries):
+    return [entry["message"] for entry in entries]
+'''
+
+
+def run_tests(page, lab_id: str, timeout: int = 120_000) -> dict[str, str]:
+    """Click Run tests and return {test id: "pass" | "fail"} from the checklist."""
+    page.locator(f"#{lab_id} .lab-run").click()
+    page.wait_for_function(
+        f"['pass', 'fail', 'failed'].includes(document.getElementById('{lab_id}').dataset.state)",
+        timeout=timeout)
+    return {li.get_attribute("data-test"): li.get_attribute("data-status")
+            for li in page.locator(f"#{lab_id} .lab-tests li[data-test]").all()}
+
+
+def test_fixture_lab_fails_passes_and_switches_the_cell_to_the_readers_harness(page, fixture_url, tmp_path):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    wait_editor(page, "#lab-99-1")
+    assert page.locator("#cell-99-7 .harness-switch").is_hidden(), "no switch before the lab passes"
+    statuses = run_tests(page, "lab-99-1")
+    assert statuses == {"Lab1.test_greet": "pass", "Lab1.test_remember": "fail"}
+    message = page.locator('#lab-99-1 li[data-test="Lab1.test_remember"] .test-message').text_content()
+    assert message.strip(), "a failed test shows what was expected and what happened"
+    assert page.locator("#lab-99-1 .lab-done").is_hidden()
+
+    type_into_editor(page, "#lab-99-1", FIXTURE_SOLUTION)
+    assert run_tests(page, "lab-99-1") == {"Lab1.test_greet": "pass", "Lab1.test_remember": "pass"}
+    assert page.locator("#lab-99-1 .lab-done").is_visible()
+
+    # The lab-marked cell now offers the switch, set to the reader's harness, and runs against it.
+    assert page.locator("#cell-99-7 .harness-switch").is_visible()
+    assert page.locator("#cell-99-7 .harness-mine").get_attribute("aria-pressed") == "true"
+    assert run_cell(page, "99-7") == "the reader's harness\n[1, 2]\n"
+    page.locator("#cell-99-7 .harness-book").click()
+    assert run_cell(page, "99-7") == recorded(page, "99-7") == "[1, 2]\n"
+
+    # The folder as a zip, made in the page, runs under this machine's CPython.
+    with page.expect_download() as info:
+        page.locator("#lab-99-1 .lab-download").click()
+    archive = tmp_path / "lab.zip"
+    info.value.save_as(archive)
+    with zipfile.ZipFile(archive) as zipped:
+        assert zipped.testzip() is None, "a CRC in the zip is wrong"
+        names = zipped.namelist()
+        assert {"lesson-99/harness.py", "lesson-99/tests.py", "lesson-99/lab/lab_check.py"} <= set(names)
+        zipped.extractall(tmp_path)
+    folder = tmp_path / "lesson-99"
+    assert (folder / "harness.py").read_text() == FIXTURE_SOLUTION
+    done = subprocess.run([sys.executable, "lab/lab_check.py", "--harness", "harness.py", "--lesson", "99",
+                           "tests.py"], cwd=folder, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed, 0 failed" in done.stdout
+
+
+def test_a_harness_that_does_not_import_is_reported_with_its_line(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    broken = FIXTURE_SOLUTION.replace("def remember(entries):", "def remember(entries)")
+    type_into_editor(page, "#lab-99-1", broken)
+    statuses = run_tests(page, "lab-99-1")
+    assert set(statuses.values()) == {"fail"}
+    shown = page.locator("#lab-99-1").text_content()
+    line = broken.splitlines().index("def remember(entries)") + 1
+    assert f"line {line}" in shown, shown
+
+
+def solution(point: str) -> str:
+    import stages
+
+    return stages.load().solution(point)
+
+
+def starting(point: str) -> str:
+    import stages
+
+    return stages.load().starting(point)
+
+
+def test_lesson_11_labs_fail_on_their_starting_files_and_pass_on_the_solutions(page, base_url, site_dir):
+    assert (site_dir / "lesson-11.html").exists(), "lesson-11.html was not built"
+    page.goto(base_url + "lesson-11.html")
+    wait_ready(page)
+    for number in (1, 2):
+        lab_id, point = f"lab-11-{number}", f"11.{number}"
+        wait_editor(page, f"#{lab_id}")
+        assert editor_text(page, f"#{lab_id}") == starting(point)
+        before = run_tests(page, lab_id)
+        assert before and "fail" in before.values(), f"lab {point} passed on its starting file"
+        assert page.locator(f"#{lab_id}").get_attribute("data-passed") != "true"
+        type_into_editor(page, f"#{lab_id}", solution(point))
+        after = run_tests(page, lab_id)
+        assert after and set(after.values()) == {"pass"}, f"lab {point} on its solution: {after}"
+    # The cell marked lab=2 now runs against the reader's harness, and prints what the build did.
+    cell = page.locator(".cell[data-lab='2']").first
+    cell_id = cell.get_attribute("data-cell")
+    assert cell.locator(".harness-switch").is_visible()
+    assert run_cell(page, cell_id) == recorded(page, cell_id)
+    assert cell.get_attribute("data-harness") == "mine"
