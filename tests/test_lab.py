@@ -488,6 +488,9 @@ def test_shell_status_and_operators():
     assert sh.run("frobnicate --all") == ("bash: frobnicate: command not found\n", 127)
     assert sh.run("echo 'open") == ("bash: syntax error: No closing quotation\n", 2)
     assert sh.run("exit 3; echo never") == ("", 3)
+    assert sh.run("cat nope 2>&1") == ("cat: nope: No such file or directory\n", 1)
+    assert sh.run("echo quiet > /dev/null") == ("", 0)
+    assert not sh.ws.exists("/dev/null") and sh.ws.writes == []
 
 
 def test_shell_filters_and_pipes():

@@ -10,7 +10,7 @@ disk, and answers the way bash would, output and exit code:
     head/tail [-n N] [file], wc -l [file], grep [-c] pattern [file]   also reading a pipe
     pytest [path ...]      runs the test files on the disk (see Shell.pytest)
     python file.py, python -c "code"   runs Python over the disk (see _Runner)
-    a | b, a && b, a || b, a ; b
+    a | b, a && b, a || b, a ; b, > /dev/null, and 2>&1 (a no-op: stderr is always in the output)
 
 Anything else is "bash: <name>: command not found", exit code 127, as in bash. Quoting follows the
 shell's rules (shlex). There is one directory, the workspace, and no cd: the model is told so by
@@ -64,6 +64,13 @@ class Shell:
             words = list(lexer)
         except ValueError as error:
             return f"bash: syntax error: {error}\n", 2
+        # "2>&1" asks for what this shell always does: stderr is already in the output.
+        k = 0
+        while k + 2 < len(words):
+            if words[k:k + 3] == ["2", ">&", "1"]:
+                del words[k:k + 3]
+            else:
+                k += 1
         out: list[str] = []
         code = 0
         chain: list[list[str]] = []   # pipelines, each a list of words; joined by operators
@@ -148,7 +155,9 @@ class Shell:
             if command is None:
                 return "", f"bash: {name}: command not found\n", 127
             stdout, err, code = command(args[1:], stdin)
-        if target is not None:
+        if target == "/dev/null":
+            stdout = ""
+        elif target is not None:
             if mode == ">":
                 self.ws.write_text(target, stdout)
             else:
