@@ -120,3 +120,39 @@ def test_the_page_reads_completely_without_javascript(profiles, book_url):
         "python lab/lab_check.py --harness harness.py --lesson 1 tests.py"
     assert lab.locator(".hint").count() == 2
     screenshot(page, "no-javascript")
+
+
+def test_a_check_of_the_real_lesson_11(page, base_url):
+    """The book itself (conftest builds _site if it is not there): lesson 11's first check."""
+    page.set_viewport_size({"width": 1100, "height": 1150})
+    page.goto(base_url + "lesson-11.html")
+    page.wait_for_selector(".check[data-live]")
+    check = page.locator(".check").first
+    options = check.locator(".check-option")
+    wrong = check.locator(".check-option:not([data-right]) .option-button").first
+    right = check.locator(".check-option[data-right] .option-button")
+    assert options.count() >= 2 and right.count() == 1
+    wrong.click()
+    assert check.get_attribute("data-state") == "wrong"
+    right.click()
+    assert check.locator(".check-verdict").inner_text() == "Right."
+    assert check.locator(".check-explain").is_visible()
+    page.evaluate("window.scrollTo(0, 70)")
+    screenshot(page, "lesson-11-check")
+
+
+def test_every_check_and_cell_of_lesson_11_reads_without_javascript(profiles, base_url, site_dir):
+    context = profiles.open(java_script_enabled=False)
+    page = context.pages[0] if context.pages else context.new_page()
+    page.goto(base_url + "lesson-11.html")
+    explains = page.locator(".option-explain")
+    assert explains.count() >= 6
+    for i in range(explains.count()):
+        verdict = explains.nth(i).locator(".option-verdict").text_content()
+        assert verdict in ("The right answer.", "Not this one.")
+        assert len(explains.nth(i).text_content()) > len(verdict) + 20, "each option explains itself"
+    cells = page.locator(".cell")
+    assert cells.count() == page.locator(".cell .cell-output").count() >= 5
+    for i in range(cells.count()):
+        assert cells.nth(i).locator(".cell-output").text_content().strip()
+    assert page.locator(".lab .lab-starting").count() == page.locator(".lab").count() >= 2
