@@ -123,5 +123,11 @@ def test_the_page_reads_without_javascript(profiles, base_url, lesson):
     for image in page.locator("figure img").all():
         assert image.get_attribute("alt")
     assert page.locator("a[href*='github.com/huggingface/tau/blob/62eab4e5']").count() >= 20
+    # The way on is the main path: back to checkpoint B, on to lesson 12. Side quest S2 is
+    # offered in its own pointer, not as the next page.
+    assert "Transcript doctor II" in page.locator(".page-nav-previous").text_content()
+    assert "The wall" in page.locator(".page-nav-next").text_content(), (
+        "the Next link of lesson 11 should be lesson 12, not the optional side quest")
+    assert "The session tree" in page.locator(".sidequest").text_content()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "lesson11-page-nojs.png"), full_page=True)
