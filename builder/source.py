@@ -97,22 +97,27 @@ def parse(project: Project, course: Course, page: Page) -> Source:
     if str(meta.get("id", page.id)) != page.id:
         raise BuildError(rel, 2, f"front matter says id {meta['id']!r}, course.yaml says {page.id!r}")
     source = Source(page=page, path=path, rel=rel, meta=meta, tokens=tokens)
-    _Checker(project, course, source).walk(tokens, "")
+    _Checker(project, course, source, text.splitlines()).walk(tokens, "")
     missing = [k for k in range(1, len(page.labs) + 1) if k not in source.labs]
     if missing:
         raise BuildError(rel, 0, f"course.yaml gives lesson {page.id} lab {missing[0]} "
                                  f"({page.labs[missing[0] - 1]!r}), and the source has no ::: lab {missing[0]}")
     if meta.get("new_here"):
         source.meta["new_here_tokens"] = md.parseInline(str(meta["new_here"]), {})
-        _Checker(project, course, source).check_inline(source.meta["new_here_tokens"][0], 2)
+        line = next((n for n, text_line in enumerate(text.splitlines(), 1)
+                     if text_line.startswith("new_here")), 2)
+        _Checker(project, course, source).check_inline(source.meta["new_here_tokens"][0], line)
     return source
 
 
 class _Checker:
     """Walks the folded tokens once: checks each directive, cell and link, and numbers them."""
 
-    def __init__(self, project: Project, course: Course, source: Source) -> None:
+    def __init__(self, project: Project, course: Course, source: Source,
+                 lines: list[str] | None = None) -> None:
         self.project, self.course, self.source = project, course, source
+        self.lines = lines or []
+        self.parents: list[Token] = []     # the directives around the one being checked
         self.counts = {"check": 0, "prompt": 0, "figure": 0, "cell": 0}
         self.cell_ids: set[str] = set()
 
@@ -135,6 +140,7 @@ class _Checker:
 
     def directive(self, token: Token, parent: str, line: int) -> None:
         name, params = token.info, token.meta["params"]
+        self.closed(token, line)
         if name not in PARENTS:
             self.fail(line, f"unknown directive '::: {name}' (known: {', '.join(sorted(PARENTS))})")
         allowed = PARENTS[name]
@@ -144,7 +150,25 @@ class _Checker:
             where = " or ".join(f"'::: {p}'" for p in sorted(allowed) if p) or "the top level"
             self.fail(line, f"'::: {name}' belongs inside {where}")
         getattr(self, "d_" + name.replace("-", "_"), lambda *a: None)(token, params, line)
+        self.parents.append(token)
         self.walk(token.children, name)
+        self.parents.pop()
+
+    def closed(self, token: Token, line: int) -> None:
+        """A directive without its closing line would silently swallow the rest of the lesson
+        (markdown-it closes it at the end of its parent, or of the file)."""
+        end = token.map[1]
+        closing = self.lines[end].strip() if end < len(self.lines) else ""
+        parent = self.parents[-1] if self.parents else None
+        if parent is not None and end >= parent.map[1] and parent.markup == token.markup:
+            # the parent's closing line was meant for a part before this one
+            self.fail(parent.map[0] + 1, f"'{parent.markup} {parent.info}' is never closed: the "
+                                         f"'{parent.markup}' on line {parent.map[1] + 1} closes it, so "
+                                         f"'{token.markup} {token.info}' on line {line} ends up inside it")
+        if (not closing or closing.strip(":") or len(closing) < len(token.markup)
+                or (parent is not None and end >= parent.map[1])):
+            self.fail(line, f"'{token.markup} {token.info}' is never closed (a line "
+                            f"'{token.markup}' ends it)")
 
     def _parts(self, token: Token, name: str) -> list[Token]:
         return [t for t in token.children if t.type == "directive" and t.info == name]

@@ -414,7 +414,7 @@ def test_link_to_a_page_not_written_yet(book, tmp_path):
 def test_link_in_front_matter_names_its_line(book, tmp_path):
     change(book, "[Read the welcome page](lesson:00)", "[Read the welcome page](lesson:A)")
     assert fails(book, tmp_path) == \
-        f"{LESSON}:2: link to lesson:A: Checkpoint A (Greeting doctor) is not written yet"
+        f"{LESSON}:{line_of(book, 'new_here:')}: link to lesson:A: Checkpoint A (Greeting doctor) is not written yet"
 
 
 def test_one_character_of_a_declared_output_fails_with_file_and_line(book, tmp_path):
@@ -469,3 +469,21 @@ def test_the_worked_example_in_the_authoring_guide_is_the_fixture_lesson():
     guide = (ROOT / "docs" / "authoring.md").read_text()
     example = guide.split("``````markdown\n", 1)[1].rsplit("``````", 1)[0]
     assert example == (FIXTURE / "lessons" / "01-hello.md").read_text()
+
+
+def test_a_directive_that_is_never_closed(book, tmp_path):
+    change(book, "Loud and clear.\n:::\n", "Loud and clear.\n")
+    lines = (book / LESSON).read_text().splitlines()
+    line = max(n for n, text in enumerate(lines, 1) if text == "::: done")
+    assert fails(book, tmp_path) == f"{LESSON}:{line}: '::: done' is never closed (a line ':::' ends it)"
+
+
+def test_a_part_left_open_inside_its_parent(book, tmp_path):
+    change(book, "It returns the text. The cell above printed what it returned.\n:::\n",
+           "It returns the text. The cell above printed what it returned.\n")
+    options = [n for n, text in enumerate((book / LESSON).read_text().splitlines(), 1) if text == "::: option"]
+    line = options[1]        # the third option of the check, the second one not marked right
+    explain = line_of(book, "::: explain")
+    assert fails(book, tmp_path) == (
+        f"{LESSON}:{line}: '::: option' is never closed: the ':::' on line {explain + 2} closes it, "
+        f"so '::: explain' on line {explain} ends up inside it")
