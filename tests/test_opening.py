@@ -268,6 +268,7 @@ CLAIMS = {
     "src/tau_ai/openai_compatible.py:1212-1220": '"parameters": dict(tool.input_schema)',
     "src/tau_ai/fake.py:13-41": "self.calls.append(",
     "src/tau_coding/session.py:474-506": "system=system",
+    "src/tau_coding/session.py:2329-2332": "await self._persist_message(event.message)",
     "src/tau_coding/session_stats.py:71-89": "input_tokens += prompt_tokens",
     "src/tau_coding/system_prompt.py:38-70": "def build_system_prompt(",
     "src/tau_agent/tools.py:60-69": "class ToolExecutor(Protocol)",
