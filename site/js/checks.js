@@ -4,8 +4,10 @@
 // and the hints are <details> too. This module turns each option into a toggle button
 // (aria-pressed): choosing one shows that option's explanation and says, in an aria-live
 // verdict, whether it was the right one; the right one also reveals the longer explanation.
-// Hints are revealed one at a time by a button. Each choice is announced to the rest of the
-// page as a `book:check` event on the check, and each hint as `book:hint`.
+// Hints are revealed one at a time by a button. A prompt's model answer (and its common answers)
+// wait behind a button until the reader has written something of their own. Each choice is
+// announced to the rest of the page as a `book:check` event on the check, each hint as
+// `book:hint`, and each revealed answer as `book:answer` on the prompt.
 
 const RIGHT = "Right.";
 const WRONG = "Not quite. Read why, then try another.";
@@ -101,7 +103,38 @@ function setupHints(box) {
   box.append(button);
 }
 
+function setupPrompt(prompt) {
+  if (prompt.hasAttribute("data-live")) return;
+  const input = prompt.querySelector(".prompt-input");
+  const parts = [...prompt.querySelectorAll(":scope > .prompt-answer, :scope > .prompt-misses")];
+  if (!input || !parts.length) return;
+  prompt.setAttribute("data-live", "");
+  parts.forEach((part) => { part.hidden = true; });
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "answer-reveal";
+  button.textContent = "Show the model answer";
+  const nudge = document.createElement("p");
+  nudge.className = "answer-nudge";
+  nudge.setAttribute("aria-live", "polite");
+  button.addEventListener("click", () => {
+    if (!input.value.trim()) {
+      nudge.textContent = "Write yours first, even one line: the answer means more next to your own.";
+      input.focus();
+      return;
+    }
+    nudge.textContent = "";
+    button.hidden = true;
+    parts.forEach((part) => { part.hidden = false; });
+    parts[0].open = true;
+    parts[0].querySelector("summary").focus();
+    prompt.dispatchEvent(new CustomEvent("book:answer", { bubbles: true, detail: { prompt: prompt.dataset.prompt } }));
+  });
+  parts[0].before(button, nudge);
+}
+
 export function init(root = document) {
   root.querySelectorAll(".check").forEach(setupCheck);
   root.querySelectorAll(".hints").forEach(setupHints);
+  root.querySelectorAll(".prompt").forEach(setupPrompt);
 }

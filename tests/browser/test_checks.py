@@ -87,6 +87,17 @@ def test_hints_are_revealed_one_at_a_time(page, book_url):
     more.press("Enter")
     assert hints.nth(1).is_visible() and "shout(greet(...))" in hints.nth(1).inner_text()
     assert not more.is_visible()
+    # the model answer waits until the reader has written something
+    answer = prompt.locator(".prompt-answer")
+    reveal = prompt.locator("button.answer-reveal")
+    assert not answer.is_visible()
+    reveal.click()
+    assert not answer.is_visible() and "Write yours first" in prompt.locator(".answer-nudge").inner_text()
+    assert page.evaluate("document.activeElement.classList.contains('prompt-input')")
+    prompt.locator(".prompt-input").fill("shout(greet('Ada'))")
+    reveal.click()
+    assert answer.is_visible() and "HELLO, ADA.!" in answer.inner_text()
+    assert prompt.locator(".prompt-misses").is_visible() and not reveal.is_visible()
     # the lab's hints are their own sequence
     lab_more = page.locator(".lab").first.get_by_role("button", name="Show hint 1 of 2")
     assert lab_more.is_visible()
