@@ -18,6 +18,7 @@ export function init() {
     return;
   }
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
+  watchTouches();
   // After the page's own loading, so saving the book never competes with the first read.
   if (document.readyState === "complete") register();
   else window.addEventListener("load", register, { once: true });
@@ -36,11 +37,13 @@ export function showFileNotice() {
 }
 
 async function register() {
-  const wasControlled = Boolean(navigator.serviceWorker.controller);
-  // A page that was already served by a worker reloads when a newer one takes over, so it never
-  // runs one build's page with another build's files.
+  // A page that already had a worker reloads when a newer one takes over, so it never runs one
+  // build's page with another build's files. (The first worker taking over a page loaded from
+  // the network serves it the very same build: no reload.)
+  let controlled = Boolean(navigator.serviceWorker.controller);
   navigator.serviceWorker.addEventListener("controllerchange", () => {
-    if (wasControlled) location.reload();
+    if (controlled) location.reload();
+    controlled = true;
   });
   let registration;
   try {
@@ -58,9 +61,24 @@ async function register() {
   });
 }
 
-// A newer build is saved and waits for this one's pages to close: say so, and let the reader
-// switch now. Everything open reloads onto the new build together.
+// A reader who has not touched the page since it loaded loses nothing by a reload, so a newer
+// build is switched to at once (an author's rebuild shows after one refresh). Otherwise the
+// newer build waits, saved, and the reader is asked.
+let touched = false;
+
+function watchTouches() {
+  for (const type of ["pointerdown", "keydown"]) {
+    addEventListener(type, () => { touched = true; }, { capture: true, once: true, passive: true });
+  }
+}
+
+// A newer build is saved and waits for this one's pages to close: switch now, or say so and let
+// the reader switch. Everything open reloads onto the new build together.
 function offerUpdate(waiting) {
+  if (!touched) {
+    waiting.postMessage({ type: "activate" });
+    return;
+  }
   if (document.getElementById("book-update")) return;
   const line = document.createElement("p");
   line.id = "book-update";

@@ -156,7 +156,8 @@ def test_the_small_book_runs_python_with_the_server_stopped_and_the_network_off(
     assert errors == []
 
 
-def test_a_new_build_replaces_the_old_cache_whole(tmp_path, profiles):
+def test_a_new_build_replaces_the_old_cache_whole_at_the_next_refresh(tmp_path, profiles):
+    """An author's rebuild, or a newer download: a page nobody has touched yet switches at once."""
     book = small_book(tmp_path / "book")
     first = json.loads((book / "precache.json").read_text())["build"]
     with serving(book) as (_, url):
@@ -167,10 +168,30 @@ def test_a_new_build_replaces_the_old_cache_whole(tmp_path, profiles):
         second = offline.write_precache(book).build
         assert second != first
         page.reload()
-        # The open book stays on its own build while the new one is saved beside it.
+        page.wait_for_function("document.getElementById('text')?.textContent === 'version B'", timeout=60_000)
+        page.wait_for_function(CONTROLLED)
+        assert list(page.evaluate(CACHES)) == [f"book-{second}"]
+        assert page.query_selector("#book-update") is None
+    assert errors == []
+
+
+def test_a_reader_at_work_keeps_their_build_until_they_switch(tmp_path, profiles):
+    book = small_book(tmp_path / "book")
+    first = json.loads((book / "precache.json").read_text())["build"]
+    with serving(book) as (_, url):
+        context, page, errors = open_page(profiles)
+        page.goto(url)
+        page.wait_for_function(CONTROLLED, timeout=60_000)
+        page.click("#text")  # the reader is at work on this page
+        write_pages(book, "version B")
+        second = offline.write_precache(book).build
+        assert page.evaluate(UPDATE) == "installed"
+        page.wait_for_selector("#book-update button")
+        # The open book stays on its own build while the new one is saved beside it, complete.
+        count = len(json.loads((book / "precache.json").read_text())["files"])
+        assert page.evaluate(CACHES) == {f"book-{first}": count, f"book-{second}": count}
         assert page.text_content("#text") == "version A"
-        page.wait_for_selector("#book-update button", timeout=60_000)
-        assert set(page.evaluate(CACHES)) == {f"book-{first}", f"book-{second}"}
+        assert page.evaluate(WAITING) is True
         with page.expect_navigation():
             page.click("#book-update button")
         page.wait_for_function(CONTROLLED)
@@ -192,6 +213,9 @@ UPDATE = """async () => {
   await registration.update();
   return await settled;
 }"""
+
+
+WAITING = """async () => (await navigator.serviceWorker.getRegistration()).waiting !== null"""
 
 
 def test_a_build_whose_files_do_not_match_its_list_is_never_installed(tmp_path, profiles):
