@@ -32,6 +32,9 @@ def run_file(project: Project, lesson: int, path: Path, timeout: float) -> int:
     except TimeoutError:
         print(f"{path}: timed out after {timeout:g} s", file=sys.stderr)
         return 1
+    except cells.ProcessDied as error:
+        print(f"{path}: ended the Python process it ran in\n{error.args[1]}", file=sys.stderr)
+        return 1
     sys.stdout.write(result["run"].output)
     return 1 if result["run"].error else 0
 

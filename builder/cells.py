@@ -27,6 +27,10 @@ STARTUP = 10.0          # seconds the host may take to start, on top of the firs
 CELL_FRAME = re.compile(r'^  File "cell", line (\d+)', re.M)
 
 
+class ProcessDied(Exception):
+    """The cell process ended while cell `args[0]` ran (os._exit, a crash); args[1] is its stderr."""
+
+
 @dataclass
 class Recorded:
     """What a cell printed at build time, and the last line of its exception (or None)."""
@@ -62,11 +66,12 @@ def _pump(stream, lines: queue.Queue) -> None:
     lines.put(None)
 
 
-def run_sources(project: Project, harness_text: str, cells: list[tuple[str, str, float]],
-                where: str = "") -> dict[str, Recorded]:
+def run_sources(project: Project, harness_text: str,
+                cells: list[tuple[str, str, float]]) -> dict[str, Recorded]:
     """Run [(id, source, timeout)] in one subprocess, in order; {id: Recorded}.
 
-    Raises TimeoutError(id) when a cell runs past its timeout (the process is killed)."""
+    Raises TimeoutError(id) when a cell runs past its timeout (the process is killed), and
+    ProcessDied(id, stderr) when a cell ends the process itself."""
     results: dict[str, Recorded] = {}
     if not cells:
         return results
@@ -88,8 +93,7 @@ def run_sources(project: Project, harness_text: str, cells: list[tuple[str, str,
                     raise TimeoutError(cell_id) from None
                 if line is None:
                     process.wait(timeout=5)
-                    raise RuntimeError(f"{where}the cell process died at cell {cell_id}:\n"
-                                       f"{process.stderr.read()[-2000:]}")
+                    raise ProcessDied(cell_id, process.stderr.read()[-2000:].strip())
                 data = json.loads(line)
                 results[data["id"]] = Recorded(data["output"], data["error"])
         finally:
@@ -104,12 +108,15 @@ def run_sources(project: Project, harness_text: str, cells: list[tuple[str, str,
 def execute(project: Project, rel: str, harness_text: str, cells: list[Cell]) -> dict[str, Recorded]:
     """Run the cells of one lesson and check each against what its source declares."""
     try:
-        results = run_sources(project, harness_text, [(c.id, c.source, c.timeout) for c in cells],
-                              where=f"{rel}: ")
+        results = run_sources(project, harness_text, [(c.id, c.source, c.timeout) for c in cells])
     except TimeoutError as error:
         cell = next(c for c in cells if c.id == error.args[0])
         raise BuildError(rel, cell.line, f"cell {cell.id} timed out after {cell.timeout:g} s "
                                          f"(give it timeout=S if it needs longer)") from None
+    except ProcessDied as error:
+        cell = next(c for c in cells if c.id == error.args[0])
+        raise BuildError(rel, cell.line, f"cell {cell.id} ended the Python process it ran in "
+                                         f"(a cell must return, or raise)", error.args[1]) from None
     for cell in cells:
         verify(rel, cell, results[cell.id])
     return results

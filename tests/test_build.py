@@ -447,6 +447,12 @@ def test_cell_over_its_timeout(book, tmp_path):
                                      f"1 s (give it timeout=S if it needs longer)")
 
 
+def test_cell_that_ends_the_process(book, tmp_path):
+    change(book, "```python cell timeout=5 lab=2\nimport sys", "```python cell timeout=5 lab=2\nimport os\nos._exit(3)\nimport sys")
+    assert fails(book, tmp_path) == (f"{LESSON}:{line_of(book, 'timeout=5')}: cell 1-4 ended the Python "
+                                     f"process it ran in (a cell must return, or raise)")
+
+
 def test_lab_the_course_does_not_have(book, tmp_path):
     change(book, "::::: lab 2", "::::: lab 3")
     assert fails(book, tmp_path) == f"{LESSON}:{line_of(book, '::::: lab 3')}: lab 3: course.yaml gives page 01 2 labs"
