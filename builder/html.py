@@ -293,8 +293,10 @@ def d_lab(token: Token, render: Render, page: PageContext) -> str:
             f'<pre class="lab-starting {CSS_CLASS}">{highlight(lab.starting, "python")}</pre>\n</div>\n'
             f'<div class="lab-checklist">\n<h3>The tests</h3>\n<ol class="lab-tests">\n{tests}</ol>\n</div>\n'
             f'<div class="lab-local">\n<h3>Run the tests on your machine</h3>\n'
-            f'<p>Download the <a href="{lab.download}">lab folder</a> (harness.py, tests.py and '
-            f'lab/; Python 3.10 or newer, nothing to install) and run, inside it:</p>\n'
+            f'<p>Download the lab folder, <a href="{lab.download}">{lab.download}</a> '
+            f'(<a href="{lab.download}{lab.file_name}">{lab.file_name}</a>, '
+            f'<a href="{lab.download}tests.py">tests.py</a> and <a href="{lab.download}lab/">lab/</a>; '
+            f'Python 3.10 or newer, nothing to install), and run, inside it:</p>\n'
             f'<pre class="lab-command">{escape(command)}</pre>\n'
             f'<p class="lab-local-note">Add <code>--lab {lab.number}</code> to run only this lab\'s '
             f'tests.{fresh}</p>\n</div>\n{done}</section>\n')

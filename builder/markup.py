@@ -14,11 +14,19 @@ import shlex
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
+from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.myst_role import myst_role_plugin
 
 NAME = re.compile(r"[a-z][a-z0-9-]*\Z")
+
+
+def _slug(title: str) -> str:
+    """"The cable" -> "the-cable": section ids a reader can link to (and never "cell-..." or
+    "lab-...", which the page's own parts use)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "section"
+    return f"section-{slug}" if slug.startswith(("cell-", "lab-", "check-", "prompt-", "figure-")) else slug
 
 
 def _is_directive(params: str, markup: str) -> bool:
@@ -95,6 +103,7 @@ def parser() -> MarkdownIt:
     """The book's Markdown parser (CommonMark, tables, and the lesson plugins)."""
     md = MarkdownIt("commonmark", {"typographer": False}).enable(["table", "strikethrough"])
     md.use(front_matter_plugin)
+    md.use(anchors_plugin, min_level=2, max_level=3, slug_func=_slug)
     md.use(myst_role_plugin)
     md.use(container_plugin, name="directive", marker=":", validate=_is_directive)
     md.core.ruler.push("fold_directives", fold_directives)

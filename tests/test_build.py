@@ -269,6 +269,25 @@ def test_course_map_lists_every_page_in_order_and_never_links_an_unwritten_one(s
             assert (site / a.attrs["href"]).exists()
 
 
+def test_no_page_links_to_a_file_the_site_does_not_have(site):
+    checked = 0
+    for page in ("index.html", "welcome.html", "lesson-01.html"):
+        root = dom(site / page)
+        targets = [a.attrs["href"] for a in root.find_all("a") if "href" in a.attrs]
+        targets += [n.attrs["src"] for n in root.find_all() if "src" in n.attrs]
+        targets += [n.attrs["href"] for n in root.find_all("link")]
+        for target in targets:
+            if target.startswith(("https://", "#")):
+                continue
+            assert (site / target.split("#")[0]).exists(), f"{page} links to {target}"
+            checked += 1
+    assert checked > 20
+
+
+def test_sections_have_ids_to_link_to(lesson):
+    assert lesson.find("h2", id="a-first-cell").text() == "A first cell"
+
+
 def test_manifest_lists_pages_cells_labs_and_tests(site):
     manifest = json.loads((site / "course.json").read_text())
     assert re.fullmatch(r"[0-9a-f]{16}", manifest["build"])
