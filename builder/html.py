@@ -196,8 +196,12 @@ def d_side_by_side(token: Token, render: Render, page: PageContext) -> str:
 
 
 def d_capabilities(token: Token, render: Render, page: PageContext) -> str:
+    from .source import capabilities
+    listing = render(token.children) if token.children else (
+        "<ul>\n" + "".join(f"<li>{escape(c)}</li>\n" for c in capabilities(page.course, page.page))
+        + "</ul>\n")
     return (f'<section class="capabilities">\n<h2>What your harness can do</h2>\n'
-            f'{render(token.children)}</section>\n')
+            f'{listing}</section>\n')
 
 
 CARD_PARTS = (("hit", "You hit"), ("built", "You built"), ("principle", "The principle"),

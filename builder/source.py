@@ -110,6 +110,17 @@ def parse(project: Project, course: Course, page: Page) -> Source:
     return source
 
 
+def capabilities(course: Course, page: Page) -> list[str]:
+    """The capability of every lesson up to and including `page`, in course order."""
+    found = []
+    for other in course.pages:
+        if other.kind == "lesson" and other.capability:
+            found.append(other.capability)
+        if other is page:
+            break
+    return found
+
+
 class _Checker:
     """Walks the folded tokens once: checks each directive, cell and link, and numbers them."""
 
@@ -242,6 +253,23 @@ class _Checker:
             self.fail(line, f"lab {number} comes before lab {len(self.source.labs) + 1}")
         token.meta["number"] = number
         self.source.labs[number] = token
+
+    def d_capabilities(self, token: Token, params: str, line: int) -> None:
+        """The checklist is course.yaml's capabilities of every lesson up to this one: written out
+        in the source it must say exactly that; left empty, the renderer fills it in."""
+        expected = capabilities(self.course, self.source.page)
+        items = [t for t in token.children if t.type == "inline"]
+        if not token.children:
+            return
+        if not any(t.type == "bullet_list_open" for t in token.children):
+            self.fail(line, "a capability checklist is a Markdown list (or empty: course.yaml fills it)")
+        for n, (item, want) in enumerate(zip(items, expected), 1):
+            if item.content.strip() != want:
+                self.fail(item.map[0] + 1, f"capability {n} says {item.content.strip()!r}; "
+                                           f"course.yaml says {want!r}")
+        if len(items) != len(expected):
+            self.fail(line, f"the capability checklist has {len(items)} items; course.yaml gives "
+                            f"{len(expected)} up to lesson {self.source.page.id}")
 
     def d_sidequest(self, token: Token, params: str, line: int) -> None:
         target = self.course.page(params)

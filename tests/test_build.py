@@ -472,6 +472,20 @@ def test_cell_that_ends_the_process(book, tmp_path):
                                      f"process it ran in (a cell must return, or raise)")
 
 
+def test_capability_checklist_must_say_what_course_yaml_says(book, tmp_path):
+    change(book, "- Greet someone, and shout.", "- Greet someone.")
+    assert fails(book, tmp_path) == (f"{LESSON}:{line_of(book, '- Greet someone.')}: capability 1 says "
+                                     f"'Greet someone.'; course.yaml says 'Greet someone, and shout.'")
+
+
+def test_an_empty_capability_checklist_is_filled_from_course_yaml(book, tmp_path):
+    change(book, "::: capabilities\n- Greet someone, and shout.\n:::", "::: capabilities\n:::")
+    out = tmp_path / "_site"
+    build(Project.at(book), out, assets=False, log=lambda line: None)
+    items = dom(out / "lesson-01.html").find(cls="capabilities").find_all("li")
+    assert [li.text() for li in items] == ["Greet someone, and shout."]
+
+
 def test_lab_the_course_does_not_have(book, tmp_path):
     change(book, "::::: lab 2", "::::: lab 3")
     assert fails(book, tmp_path) == f"{LESSON}:{line_of(book, '::::: lab 3')}: lab 3: course.yaml gives page 01 2 labs"
