@@ -526,3 +526,36 @@ def test_a_part_left_open_inside_its_parent(book, tmp_path):
     assert fails(book, tmp_path) == (
         f"{LESSON}:{line}: '::: option' is never closed: the ':::' on line {explain + 2} closes it, "
         f"so '::: explain' on line {explain} ends up inside it")
+
+
+TAU_GIT = Path("/work/.mirror/huggingface+tau/repo")
+
+
+@pytest.mark.skipif(not TAU_GIT.exists(), reason="needs a git copy of huggingface/tau")
+def test_every_tau_citation_of_the_book_exists_at_the_pinned_commit():
+    """Each {tau}`path:a-b` of every written lesson names a file at the pin with at least b lines."""
+    from builder import course as course_stage, source as source_stage
+
+    project = Project.book()
+    course = course_stage.load(project)
+
+    def roles(tokens):
+        for token in tokens:
+            if token.type == "directive":
+                yield from roles(token.children)
+            for child in (token.children or []) if token.type == "inline" else []:
+                if child.type == "myst_role" and child.meta["name"] == "tau":
+                    yield child.content.strip()
+
+    problems, seen = [], 0
+    for page in course.written:
+        for ref in roles(source_stage.parse(project, course, page).tokens):
+            seen += 1
+            path, _, lines = ref.partition(":")
+            shown = subprocess.run(["git", "-C", str(TAU_GIT), "show", f"{course.tau_commit}:{path}"],
+                                   capture_output=True, text=True)
+            if shown.returncode:
+                problems.append(f"lesson {page.id}: {ref}: no such file at {course.tau_commit[:7]}")
+            elif lines and int(lines.split("-")[-1]) > len(shown.stdout.splitlines()):
+                problems.append(f"lesson {page.id}: {ref}: the file has {len(shown.stdout.splitlines())} lines")
+    assert seen and problems == []
