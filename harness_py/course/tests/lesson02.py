@@ -134,7 +134,7 @@ class Lab2(unittest.TestCase):
         self.assertEqual(runs, [("echo", {"n": 1}), ("echo", {"n": 2})])
 
     def test_leaves_its_inputs(self):
-        """run_tool appends nothing to anything and changes neither the call nor the tools: putting the result in the transcript is the caller's job."""
+        """run_tool changes neither the call nor the list of tools, and adds nothing to either: putting the result in the transcript is the caller's job."""
         runs = []
         tools = [_counting_tool("echo", "ok", runs)]
         call = lab.call("echo", {"n": 1}, id="c1")
@@ -143,7 +143,7 @@ class Lab2(unittest.TestCase):
         self.assertEqual((call, len(tools), list(tools[0])), before)
 
     def test_write_tool(self):
-        """A write call for a.py, run with make_write_tool over a workspace, puts the file on the disk and is answered "Successfully wrote to a.py."."""
+        """A write call for a.py, run with make_write_tool over a workspace, is answered "Successfully wrote to a.py." and puts the file on the disk."""
         ws = lab.Workspace()
         call = lab.call("write", {"path": "a.py", "content": "A = 1\n"}, id="w1")
         result = harness.run_tool([harness.make_write_tool(ws)], call)
