@@ -63,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as error:
         print(error, file=sys.stderr)
         return 1
+    except Exception as error:  # noqa: BLE001 - a missing tool says what to run, without a traceback
+        if type(error).__name__ != "AssetError":
+            raise
+        print(f"build.py: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -140,8 +140,9 @@ class Labs:
         for name, path in self._lab_package().items():
             files["py/" + name] = path
         for page in pages:
-            if page.labs:
+            if page.id.isdigit():          # every numbered page: its cells import this harness
                 files[f"py/reference/{tests_name(page)}"] = self.reference(page).encode("utf-8")
+            if page.labs:
                 files[f"py/tests/{tests_name(page)}"] = self.tests_file(page)
         listing = sorted(name.removeprefix("py/") for name in files)
         files["py/files.json"] = json.dumps({"files": listing}, indent=1).encode("utf-8")

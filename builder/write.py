@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -51,7 +52,7 @@ def write_site(out: Path, files: dict[str, Content],
         fresh.chmod(0o755)
         old = None
         if out.exists():
-            old = out.parent / f"{out.name}.old-{os.getpid()}"
+            old = out.parent / f"{out.name}.old-{os.getpid()}-{time.time_ns()}"
             out.rename(old)
         fresh.rename(out)
     except BaseException:

@@ -309,7 +309,8 @@ def test_manifest_lists_pages_cells_labs_and_tests(site):
 def test_worker_files_are_listed_and_present(site):
     listing = json.loads((site / "py" / "files.json").read_text())["files"]
     assert {"cellrun.py", "lab/__init__.py", "lab/lab_check.py", "reference/lesson01.py",
-            "tests/lesson01.py"} <= set(listing)
+            "tests/lesson01.py", "reference/lesson00.py"} <= set(listing)
+    assert (site / "py/reference/lesson00.py").read_text() == ""   # no lab before the welcome page
     on_disk = sorted(p.relative_to(site / "py").as_posix() for p in (site / "py").rglob("*")
                      if p.is_file() and p.name != "files.json")
     assert sorted(listing) == on_disk
