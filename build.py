@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from builder import cells, course as course_stage
+from builder.assets import AssetError
 from builder.errors import BuildError
 from builder.labs import Labs
 from builder.pipeline import build
@@ -63,9 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as error:
         print(error, file=sys.stderr)
         return 1
-    except Exception as error:  # noqa: BLE001 - a missing tool says what to run, without a traceback
-        if type(error).__name__ != "AssetError":
-            raise
+    except AssetError as error:         # a missing npm tool: say what to run, no traceback
         print(f"build.py: {error}", file=sys.stderr)
         return 1
 
