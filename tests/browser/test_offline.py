@@ -17,6 +17,7 @@ import threading
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -321,6 +322,8 @@ def test_the_downloaded_book_runs_cells_and_labs_served_then_offline(book, profi
     solution = stages().solution(f"{LESSON}.2")
     with serving(book, dir_option=False) as (server, url):
         context, page, errors = open_page(profiles)
+        hosts: list[str] = []
+        context.on("request", lambda request: hosts.append(urlparse(request.url).hostname))
         page.goto(f"{url}lesson-{LESSON}.html")
         wait_ready(page)
         cell = plain_cell(page)
@@ -331,14 +334,15 @@ def test_the_downloaded_book_runs_cells_and_labs_served_then_offline(book, profi
         assert page.evaluate("crossOriginIsolated") is True
         stop(server)
         context.set_offline(True)
-        page.reload()
+        assert page.reload().from_service_worker
         wait_ready(page)
         assert page.evaluate("crossOriginIsolated") is True
         assert run_cell(page, cell) == recorded(page, cell)
         assert run_lab(page, 2) == "pass"  # the reader's saved solution, still there
-        page.goto(url)  # the course map, never visited
+        assert page.goto(url).from_service_worker  # the course map, never visited
         assert page.locator(f'[data-page="{LESSON}"] a').count() >= 1
     assert errors == []
+    assert len(hosts) > 50 and set(hosts) == {"127.0.0.1"}, sorted(set(hosts))
 
 
 def page_download(page, lab: int, into: Path) -> dict[str, bytes]:
