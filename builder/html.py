@@ -225,7 +225,7 @@ def d_sidequest(token: Token, render: Render, page: PageContext) -> str:
         go = f'<p class="sidequest-go"><a href="{quest.path}">Take the side quest</a></p>\n'
     else:
         go = '<p class="sidequest-go"><span class="not-written">Not yet written.</span></p>\n'
-    return (f'<aside class="sidequest" data-page="{escape(quest.id)}">\n'
+    return (f'<aside class="sidequest" data-quest="{escape(quest.id)}">\n'
             f'<p class="note-title">Side quest {escape(quest.id)}: {escape(quest.title)}</p>\n'
             f'<p class="sidequest-meta">{escape(quest.subtitle)} · {meta}</p>\n'
             f'{render(token.children)}{go}</aside>\n')
