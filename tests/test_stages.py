@@ -222,3 +222,297 @@ def test_load_reads_the_points_from_course_yaml():
     pytest.importorskip("yaml")
     assert stages.load().points == stages.course_points()
     assert stages.load(points=POINTS).points == POINTS
+
+
+# ------------------------------------------------------------------ wrong designs must fail
+
+# Each is the solution of a point with one textual change: a design its lesson argues against.
+# The lab tests of that point must fail it; otherwise a reader could pass the lab without learning
+# what it teaches.
+WRONG_DESIGNS = [
+    ('1.1', 'global history',
+     'def chat(model, messages, text):\n',
+     'HISTORY = []\n'
+     '\n'
+     '\n'
+     'def chat(model, messages, text):\n'
+     '    """A chat that keeps the conversation itself, and copies it out to the caller."""\n'
+     '    HISTORY.append(user_message(text))\n'
+     '    reply = model.complete(SYSTEM, HISTORY, [])\n'
+     '    HISTORY.append(reply)\n'
+     '    messages[:] = HISTORY\n'
+     '    return reply\n'
+     '\n'
+     '\n'
+     'def _old_chat(model, messages, text):\n'),
+    ('1.1', 'newest only',
+     'model.complete(SYSTEM, messages, [])',
+     'model.complete(SYSTEM, messages[-1:], [])'),
+    ('1.1', 'text reply',
+     '    messages.append(reply)\n',
+     '    messages.append({"role": "assistant", "content": reply["content"][0]["text"]})\n'),
+    ('1.1', 'new list',
+     '    messages.append(user_message(text))\n',
+     '    messages = messages + [user_message(text)]\n'),
+    ('1.1', 'default arg keeps',
+     'def chat(model, messages, text):\n',
+     'def chat(model, messages, text, _mem=[]):\n'
+     '    _mem.extend(messages[len(_mem):])\n'
+     '    messages = _mem\n'),
+    ('1.1', 'user role wrong',
+     'return {"role": "user", "content": text}',
+     'return {"role": "user", "content": [{"type": "text", "text": text}]}'),
+    ('2.1', 'first block',
+     'return "".join(block["text"] for block in message["content"] if block["type"] == "text")',
+     'return message["content"][0]["text"] if message["content"] and message["'
+     'content"][0]["type"] == "text" else ""'),
+    ('2.1', 'field',
+     'return [block for block in message["content"] if block["type"] == "toolCall"]',
+     'return message.get("tool_calls", [])'),
+    ('2.1', 'cache',
+     'return [block for block in message["content"] if block["type"] == "toolCall"]',
+     'return message.setdefault("tool_calls", [block for block in message["con'
+     'tent"] if block["type"] == "toolCall"])'),
+    ('2.1', 'copies',
+     'return [block for block in message["content"] if block["type"] == "toolCall"]',
+     'return [dict(block) for block in message["content"] if block["type"] == "toolCall"]'),
+    ('2.2', 'list result',
+     '    return {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],\n'
+     '            "content": content, "is_error": False}',
+     '    return [{"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],\n'
+     '            "content": content, "is_error": False}]'),
+    ('2.2', 'none on empty',
+     '    content = tools_by_name[call["name"]]["execute"](call["arguments"])\n',
+     '    content = tools_by_name[call["name"]]["execute"](call["arguments"])\n'
+     '    if not content:\n'
+     '        return None\n'),
+    ('2.2', 'runs all',
+     '    content = tools_by_name[call["name"]]["execute"](call["arguments"])\n',
+     '    for t in tools: t["execute"](call["arguments"])\n'
+     '    content = tools_by_name[call["name"]]["execute"](call["arguments"])\n'),
+    ('2.2', 'specs with execute',
+     'return [{"name": tool["name"], "description": tool["description"],\n'
+     '             "parameters": tool["parameters"]} for tool in tools]',
+     'return [dict(tool) for tool in tools]'),
+    ('3.1', 'one round',
+     '        for call in calls:          # every call gets its result before '
+     'the model is asked again\n'
+     '            record(run_tool(tools, call))',
+     '        for call in calls:          # every call gets its result before '
+     'the model is asked again\n'
+     '            record(run_tool(tools, call))\n'
+     '        return new'),
+    ('3.1', 'newest only',
+     'reply = model.complete(system, messages, tool_specs(tools))',
+     'reply = model.complete(system, messages[-1:], tool_specs(tools))'),
+    ('3.1', 'own list',
+     "    new = []  # this run's messages\n",
+     "    new = []  # this run's messages\n"
+     '    messages = list(messages)\n'),
+    ('3.1', 'prompt + newest',
+     'reply = model.complete(system, messages, tool_specs(tools))',
+     'reply = model.complete(system, [new[0]] + new[-2:] if len(new) > 1 else '
+     'new, tool_specs(tools))'),
+    ('3.1', 'results after all',
+     '        for call in calls:          # every call gets its result before '
+     'the model is asked again\n'
+     '            record(run_tool(tools, call))',
+     '        for call in reversed(calls):\n'
+     '            record(run_tool(tools, call))'),
+    ('4.1', 'bare except',
+     '        except Exception as exc:\n'
+     '            content, is_error = str(exc), True',
+     '        except BaseException as exc:\n'
+     '            content, is_error = str(exc), True'),
+    ('4.1', 'unknown raises',
+     '    if tool is None:\n'
+     '        content, is_error = f"Tool {call[\'name\']} not found", True',
+     '    if tool is None:\n'
+     '        raise KeyError(call["name"])'),
+    ('4.1', 'error as False',
+     '            content, is_error = str(exc), True',
+     '            content, is_error = str(exc), False'),
+    ('4.1', 'str_arg accepts None',
+     '    if not isinstance(value, str):\n'
+     '        raise ValueError(f"{name} must be a string")',
+     '    if value is None:\n'
+     '        raise ValueError(f"{name} must be a string")'),
+    ('4.1', 'int_arg no default',
+     '    if value is None:\n'
+     '        return default\n',
+     ''),
+    ('5.1', 'check after call',
+     '        turn += 1\n'
+     '        if max_turns is not None and turn > max_turns:   # checked befor'
+     'e the call, never after\n'
+     '            record(error_message(f"Agent stopped after max_turns={max_turns}"))\n'
+     '            return new\n'
+     '        reply = model.complete(system, messages, tool_specs(tools))\n'
+     '        record(reply)',
+     '        turn += 1\n'
+     '        reply = model.complete(system, messages, tool_specs(tools))\n'
+     '        record(reply)\n'
+     '        if max_turns is not None and turn >= max_turns:\n'
+     '            record(error_message(f"Agent stopped after max_turns={max_turns}"))\n'
+     '            return new'),
+    ('5.1', 'raise on stop',
+     '            record(error_message(f"Agent stopped after max_turns={max_turns}"))\n'
+     '            return new',
+     '            raise RuntimeError(f"Agent stopped after max_turns={max_turns}")'),
+    ('5.1', 'acts on failed',
+     '        if reply["stop_reason"] == "error":    # a failed reply: none of it is acted on\n'
+     '            return new\n',
+     ''),
+    ('5.1', 'failed not recorded',
+     '        reply = model.complete(system, messages, tool_specs(tools))\n'
+     '        record(reply)\n'
+     '        if reply["stop_reason"] == "error":    # a failed reply: none of it is acted on\n'
+     '            return new',
+     '        reply = model.complete(system, messages, tool_specs(tools))\n'
+     '        if reply["stop_reason"] == "error":\n'
+     '            return new\n'
+     '        record(reply)'),
+    ('6.1', 'chars not bytes',
+     '    for line in text.splitlines(keepends=True):\n'
+     '        size += len(line.encode())',
+     '    for line in text.splitlines(keepends=True):\n'
+     '        size += len(line)'),
+    ('6.1', 'skips misfit',
+     '        if len(kept) == max_lines or size > max_bytes:\n'
+     '            break\n'
+     '        kept.append(line)\n'
+     '    return "".join(kept), len(kept)',
+     '        if len(kept) == max_lines:\n'
+     '            break\n'
+     '        if size > max_bytes:\n'
+     '            size -= len(line.encode())\n'
+     '            continue\n'
+     '        kept.append(line)\n'
+     '    return "".join(kept), len(kept)'),
+    ('6.1', 'half line',
+     '        if wanted and shown == 0:',
+     '        if False:'),
+    ('6.1', 'no note',
+     '        if last < len(lines):\n',
+     '        if False:\n'),
+    ('6.2', 'tail from head',
+     '    return "".join(reversed(kept)), len(kept)',
+     '    return "".join(kept), len(kept)'),
+    ('6.2', 'bash error raises',
+     '        if code != 0:\n'
+     '            output += f"\\nCommand exited with code {code}"',
+     '        if code != 0:\n'
+     '            raise RuntimeError(output + f"Command exited with code {code}")'),
+    ('6.2', 'bash head',
+     '        output, shown = truncate_tail(output, max_lines, max_bytes)',
+     '        output, shown = truncate_head(output, max_lines, max_bytes)'),
+    ('7.1', 'announce first',
+     '    def record(message):\n'
+     '        """Append `message` to the record, then make the event that announces it."""\n'
+     '        messages.append(message)\n'
+     '        new.append(message)\n'
+     '        return {"type": "message_end", "message": message}',
+     '    def record(message):\n'
+     '        """Append `message` to the record, then make the event that announces it."""\n'
+     '        new.append(message)\n'
+     '        return {"type": "message_end", "message": message}'),
+    ('7.1', 'no turn_end on fail',
+     '        yield {"type": "turn_end", "message": reply}\n'
+     '    yield',
+     '        if reply["stop_reason"] != "error":\n'
+     '            yield {"type": "turn_end", "message": reply}\n'
+     '    yield'),
+    ('7.1', 'agent_end all messages',
+     '    yield {"type": "agent_end", "messages": new}',
+     '    yield {"type": "agent_end", "messages": list(messages)}'),
+    ('7.1', 'final text prints early',
+     '            self.last = event["message"]',
+     '            self.last = event["message"]\n'
+     '            print(text_of(self.last))'),
+    ('8.1', 'prompt is generator',
+     '    def prompt(self, text):\n'
+     '        if self._running:  # checked now, not at the first next()\n'
+     '            raise RuntimeError("already running")\n'
+     '        self._running = True\n'
+     '        return self._run(text)',
+     '    def prompt(self, text):\n'
+     '        if self._running:\n'
+     '            raise RuntimeError("already running")\n'
+     '        self._running = True\n'
+     '        yield from self._run(text)'),
+    ('8.1', 'messages list',
+     '        return tuple(self._messages)',
+     '        return self._messages'),
+    ('8.1', 'no copy',
+     '        self._messages, self._max_turns = list(messages), max_turns',
+     '        self._messages, self._max_turns = messages if isinstance(message'
+     's, list) else list(messages), max_turns'),
+    ('8.1', 'no running check',
+     '        if self._running:  # checked now, not at the first next()\n'
+     '            raise RuntimeError("already running")\n',
+     ''),
+    ('9.1', 'drain all',
+     '        return [queue.popleft()] if queue else []',
+     '        out = list(queue)\n'
+     '        queue.clear()\n'
+     '        return out'),
+    ('9.1', 'steer mid batch',
+     '                yield record(result)         # no yield between the tool'
+     ' returning and this\n'
+     '                yield {"type": "tool_execution_end", "call": call, "result": result}',
+     '                yield record(result)         # no yield between the tool'
+     ' returning and this\n'
+     '                yield {"type": "tool_execution_end", "call": call, "result": result}\n'
+     '                for m in ask(get_steering):\n'
+     '                    yield record(m)'),
+    ('9.1', 'follow ups ignored',
+     '            pending = ask(get_follow_ups)    # no calls, no steering: the run would end here',
+     '            pending = []'),
+    ('9.1', 'asks after failure',
+     '        if not failed:\n'
+     '            pending = ask(get_follow_ups)',
+     '        if True:\n'
+     '            pending = ask(get_follow_ups)'),
+    ('10.1', 'repair copies',
+     '        repaired.append(m)\n'
+     '        if m["role"] == "assistant":',
+     '        repaired.append(dict(m))\n'
+     '        if m["role"] == "assistant":'),
+    ('10.1', 'last wins',
+     '            recorded.setdefault(m["tool_call_id"], m)',
+     '            recorded[m["tool_call_id"]] = m'),
+    ('10.1', 'record repaired in place',
+     '                reply = model.complete(system, context_for_model(message'
+     's), tool_specs(tools))',
+     '                messages[:] = context_for_model(messages)\n'
+     '                reply = model.complete(system, messages, tool_specs(tools))'),
+    ('10.1', 'no finally',
+     '        try:\n'
+     '            for event in run:\n'
+     '                yield event\n'
+     '        finally:  # exhausted, closed by the consumer, or dead\n'
+     '            run.close()\n'
+     '            self._running = False',
+     '        for event in run:\n'
+     '            yield event\n'
+     '        self._running = False'),
+    ('10.1', 'drops all failed',
+     '    kept = [m for m in messages if not (m["role"] == "assistant" and not m["content"]\n'
+     '                                        and m.get("stop_reason") == "error")]',
+     '    kept = [m for m in messages if m.get("stop_reason") != "error"]'),
+    ('10.1', 'view not used',
+     '                reply = model.complete(system, context_for_model(message'
+     's), tool_specs(tools))',
+     '                reply = model.complete(system, messages, tool_specs(tools))'),
+]
+
+
+@pytest.mark.parametrize("point,name,old,new", WRONG_DESIGNS,
+                         ids=[f"{p}-{n.replace(' ', '_')}" for p, n, _, _ in WRONG_DESIGNS])
+def test_wrong_design_fails_its_lab(tmp_path, point, name, old, new):
+    solution = STAGES.solution(point)
+    assert solution.count(old) == 1, f"{name}: the text to change is not in the solution of {point}"
+    lesson, k = stages.point_key(point)
+    results = _run(tmp_path, solution.replace(old, new), lesson, k)
+    assert any(r["status"] != "pass" for r in results), (
+        f"the wrong design '{name}' passes every test of lab {point}")
