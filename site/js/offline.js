@@ -53,12 +53,40 @@ async function register() {
     return;
   }
   if (registration.waiting && navigator.serviceWorker.controller) offerUpdate(registration.waiting);
+  if (!registration.active) watchFirstSave(registration.installing || registration.waiting);
   registration.addEventListener("updatefound", () => {
     const installing = registration.installing;
     installing?.addEventListener("statechange", () => {
       if (installing.state === "installed" && navigator.serviceWorker.controller) offerUpdate(installing);
     });
   });
+  navigator.serviceWorker.ready.then(() => showSaved(SAVED));
+}
+
+const SAVING = "Saving the whole book in this browser for offline study…";
+const SAVED = "Saved in this browser: the book's pages and code now work without the server or a network.";
+const NOT_SAVED = "The book could not be saved for offline study this time; it tries again on your next visit.";
+
+// The first save of the book: say that it is under way, and if it fails, that it did.
+function watchFirstSave(worker) {
+  if (!worker) return;
+  showSaved(SAVING);
+  worker.addEventListener("statechange", () => {
+    if (worker.state === "redundant" && !navigator.serviceWorker.controller) showSaved(NOT_SAVED);
+  });
+}
+
+// One quiet line in the page's footer, so a reader knows when the server can be stopped.
+function showSaved(text) {
+  let line = document.getElementById("offline-status");
+  if (!line) {
+    line = document.createElement("p");
+    line.id = "offline-status";
+    line.className = "offline-status";
+    line.setAttribute("role", "status");
+    (document.querySelector(".site-footer") || document.body).append(line);
+  }
+  line.textContent = text;
 }
 
 // A reader who has not touched the page since it loaded loses nothing by a reload, so a newer

@@ -142,6 +142,7 @@ def test_the_small_book_runs_python_with_the_server_stopped_and_the_network_off(
         page.goto(url)
         page.wait_for_function(CONTROLLED, timeout=60_000)
         assert page.evaluate(CACHES) == {f"book-{build}": count}
+        page.wait_for_function("document.getElementById('offline-status')?.textContent.startsWith('Saved in this browser')")
         assert page.evaluate(RUN_PYTHON, "6 * 7") == {"result": "42", "isolated": True}
         stop(server)
         context.set_offline(True)
@@ -431,3 +432,16 @@ def test_a_real_page_reads_without_javascript(book, profiles):
         assert cell.locator(".cell-output").text_content() == data["output"]
         assert cell.locator(".cell-code").is_visible()
         assert page.is_hidden("#file-notice")
+
+
+def test_a_first_save_that_fails_says_so(tmp_path, profiles):
+    book = small_book(tmp_path / "book")
+    (book / "page2.html").write_text("<p>changed after the list was written</p>")
+    with serving(book) as (_, url):
+        context, page, errors = open_page(profiles)
+        page.goto(url)
+        page.wait_for_function("document.getElementById('offline-status')?.textContent.includes('could not be saved')",
+                               timeout=60_000)
+        assert page.evaluate("navigator.serviceWorker.controller") is None
+        assert page.evaluate("async () => (await navigator.serviceWorker.getRegistration())?.active ?? null") is None
+    assert errors == []
