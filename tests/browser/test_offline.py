@@ -319,6 +319,25 @@ def run_lab(page, lab: int) -> str:
     return page.eval_on_selector(section, "section => section.dataset.state")
 
 
+def test_the_zip_holds_every_page_pyodide_the_editor_and_every_lab_folder(book):
+    course = json.loads((book / "course.json").read_text())
+    written = [page for page in course["pages"] if page["path"]]
+    assert written and (book / "index.html").is_file()
+    for page in written:
+        assert (book / page["path"]).is_file(), page["path"]
+        if page["labs"]:
+            folder = book / "downloads" / f"lesson-{int(page['id']):02d}"
+            for name in ("harness.py", "tests.py", "lab/__init__.py", "lab/lab_check.py"):
+                assert (folder / name).is_file(), f"{folder.name}/{name}"
+    for name in PYODIDE_FILES:
+        assert (book / "pyodide" / name).read_bytes() == (NODE_MODULES / "pyodide" / name).read_bytes(), name
+    assert (book / "assets" / "js" / "editor.bundle.js").stat().st_size > 10_000
+    assert (book / "serve.py").read_bytes() == (ROOT / "site" / "serve.py").read_bytes()
+    listed = json.loads((book / "precache.json").read_text())["files"]
+    on_disk = {p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file()}
+    assert set(listed) == on_disk - {"sw.js", "precache.json", "serve.py", "README.txt"}
+
+
 def test_the_downloaded_book_runs_cells_and_labs_served_then_offline(book, profiles):
     solution = stages().solution(f"{LESSON}.2")
     with serving(book, dir_option=False) as (server, url):
