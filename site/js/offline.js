@@ -38,8 +38,8 @@ export function showFileNotice() {
 
 async function register() {
   // A page that already had a worker reloads when a newer one takes over, so it never runs one
-  // build's page with another build's files. (The first worker taking over a page loaded from
-  // the network serves it the very same build: no reload.)
+  // build's page with another build's files. The first worker to take over a page that came
+  // from the network saved the build the server was serving, that page's own, so no reload.
   let controlled = Boolean(navigator.serviceWorker.controller);
   navigator.serviceWorker.addEventListener("controllerchange", () => {
     if (controlled) location.reload();
