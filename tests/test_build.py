@@ -347,11 +347,19 @@ def test_cli_run_prints_what_a_cell_of_the_lesson_prints(tmp_path):
 
 def test_a_second_build_replaces_the_site_whole(tmp_path):
     out = tmp_path / "_site"
-    build(Project.at(FIXTURE), out, assets=False, log=lambda line: None)
+    first = build(Project.at(FIXTURE), out, assets=False, log=lambda line: None)
     (out / "stale.html").write_text("from an older build")
-    build(Project.at(FIXTURE), out, assets=False, log=lambda line: None)
+    again = build(Project.at(FIXTURE), out, assets=False, log=lambda line: None)
     assert not (out / "stale.html").exists() and (out / "lesson-01.html").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["_site"], "no temporary folder is left behind"
+    assert first.manifest["build"] == again.manifest["build"], "the same sources, the same build id"
+
+
+def test_the_build_id_changes_when_a_lesson_does(book, tmp_path):
+    before = build(Project.at(FIXTURE), tmp_path / "a", assets=False, log=lambda line: None)
+    change(book, "Because a greeting is a sentence", "Because a greeting is a whole sentence")
+    after = build(Project.at(book), tmp_path / "b", assets=False, log=lambda line: None)
+    assert before.manifest["build"] != after.manifest["build"]
 
 
 # -- bad sources ---------------------------------------------------------------------------------
