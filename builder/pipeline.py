@@ -18,6 +18,10 @@ from .render import Renderer
 from .write import Content, content_hash, write_site
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 @dataclass
 class Report:
     """What a build made: counts for the log and for the tests."""
@@ -63,8 +67,8 @@ def build(project: Project, out: Path, *, assets: bool = True,
     sources = {}
     for page in written:
         sources[page.id] = parsed = source_stage.parse(project, course, page)
-        log(f"parse    {parsed.rel}: {len(parsed.cells)} cells, {len(parsed.labs)} labs, "
-            f"{len(parsed.figures)} figures")
+        log(f"parse    {parsed.rel}: {_count(len(parsed.cells), 'cell')}, "
+            f"{_count(len(parsed.labs), 'lab')}, {_count(len(parsed.figures), 'figure')}")
 
     labs = Labs(project, course)
     renderer = Renderer(project, course)
@@ -80,7 +84,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
             clock = time.monotonic()
             recorded = cells.execute(project, parsed.rel, labs.reference(page), parsed.cells)
             outputs = {cell_id: r.output for cell_id, r in recorded.items()}
-            log(f"execute  {parsed.rel}: {len(parsed.cells)} cells proven in "
+            log(f"execute  {parsed.rel}: {_count(len(parsed.cells), 'cell')} proven in "
                 f"{time.monotonic() - clock:.1f} s")
         views = labs.views(page, parsed.rel) if page.labs else {}
         files[page.path] = renderer.lesson(parsed, outputs, views)
