@@ -62,6 +62,8 @@ class Labs:
     def reference(self, page: Page) -> str:
         """The harness a page's cells import: the solution of the page's last lab, or for a page
         without labs, of the last lab before it (an empty file before the first lab)."""
+        if page.labs:
+            return self.stages.reference(int(page.id))
         before = []
         for other in self.course.pages:
             before.extend(other.points)
