@@ -73,12 +73,19 @@ def test_every_check_hint_answer_and_cell_works(page, base_url, lesson):
     prompts = page.locator("section.prompt")
     assert prompts.count() == counts["prompts"]
     for prompt in prompts.all():
-        prompt.locator(".prompt-input").fill("My own answer first.")
-        for summary in prompt.locator("details.prompt-answer > summary, "
-                                      "details.prompt-misses > summary").all():
-            summary.click()
         answer = prompt.locator("details.prompt-answer")
-        assert answer.get_attribute("open") is not None and answer.text_content().strip()
+        reveal = prompt.locator(".answer-reveal")
+        reveal.click()                      # nothing written yet: the page asks for yours first
+        assert answer.is_hidden()
+        assert prompt.locator(".answer-nudge").text_content().strip()
+        prompt.locator(".prompt-input").fill("My own answer first.")
+        reveal.click()
+        assert answer.is_visible() and answer.get_attribute("open") is not None
+        assert answer.text_content().strip()
+        misses = prompt.locator("details.prompt-misses")
+        if misses.count():
+            misses.locator("summary").click()
+            assert misses.get_attribute("open") is not None
 
     cells = page.locator(".cell[data-cell]")
     assert cells.count() == counts["cells"]
