@@ -69,6 +69,7 @@ class Lab {
     if (mine && typeof mine.code === "string") {
       this.code.textContent = mine.code;
       if (mine.base && mine.base !== hashText(this.starting)) this.offerNewVersion();
+      this.openEditor();
     }
     if (mine && mine.passed) this.section.dataset.passed = "true";
     this.showDone(Boolean(mine && mine.passed));

@@ -9,7 +9,7 @@ import * as progress from "./progress.js";
 import * as offline from "./offline.js";
 
 python.init(); // first: Pyodide boots while the rest of the page is set up
-storage.init();
+await storage.init(); // the saved work, read before the parts that restore it
 checks.init();
 cells.init();
 labs.init();

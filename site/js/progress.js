@@ -68,7 +68,7 @@ export function exportText() {
 }
 
 /** Why `text` cannot be imported, or "" (and the work is then replaced). */
-export function importText(text) {
+export async function importText(text) {
   let data;
   try {
     data = JSON.parse(text);
@@ -78,7 +78,7 @@ export function importText(text) {
   if (!data || data.kind !== EXPORT_KIND) return "it is not a progress file exported from this book";
   const why = problem(data.work);
   if (why) return `its saved work is damaged: ${why}`;
-  return replaceAll(data.work) ? "" : "it could not be saved here (storage is full or blocked)";
+  return (await replaceAll(data.work)) ? "" : "it could not be saved here (storage is full or blocked)";
 }
 
 function tools() {
@@ -109,7 +109,7 @@ function tools() {
   input.addEventListener("change", async () => {
     const file = input.files[0];
     if (!file) return;
-    const why = importText(await file.text());
+    const why = await importText(await file.text());
     message.dataset.state = why ? "refused" : "imported";
     message.textContent = why ? `Not imported: ${why}. Nothing was changed.` : "Progress imported.";
     input.value = "";

@@ -70,26 +70,89 @@ export function problem(data) {
   return "";
 }
 
-/** Read the saved work (once per page). Corrupt storage is kept aside and reported, never fatal. */
-export function load() {
-  if (loaded) return work;
-  loaded = true;
-  let text = null;
-  try {
-    text = localStorage.getItem(KEY);
-  } catch (error) {
-    warn(`Your saved work cannot be read here (${error.message}); changes will not be kept.`);
-    return work;
-  }
-  if (text === null) return work;
+const DB_NAME = "agent-harness-book";
+const DB_STORE = "work";
+
+/** The IndexedDB copy's database, or null where IndexedDB cannot be used. */
+function openDb() {
+  return new Promise((resolve) => {
+    try {
+      const request = indexedDB.open(DB_NAME, 1);
+      request.onupgradeneeded = () => request.result.createObjectStore(DB_STORE);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => resolve(null);
+      request.onblocked = () => resolve(null);
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
+let db = null;
+
+function readDb() {
+  return new Promise((resolve) => {
+    if (!db) return resolve(null);
+    try {
+      const get = db.transaction(DB_STORE).objectStore(DB_STORE).get(KEY);
+      get.onsuccess = () => resolve(typeof get.result === "string" ? get.result : null);
+      get.onerror = () => resolve(null);
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
+function writeDb(text) {
+  return new Promise((resolve) => {
+    if (!db) return resolve(false);
+    try {
+      const transaction = db.transaction(DB_STORE, "readwrite", { durability: "strict" });
+      transaction.objectStore(DB_STORE).put(text, KEY);
+      transaction.oncomplete = () => resolve(true);
+      transaction.onerror = transaction.onabort = () => resolve(false);
+    } catch {
+      resolve(false);
+    }
+  });
+}
+
+/** Parse one stored copy: {data} when it is sound, {damage} when it is not, {} when absent. */
+function parse(text) {
+  if (text === null || text === undefined) return {};
   try {
     const data = JSON.parse(text);
     const why = problem(data);
-    if (why) throw new Error(why);
-    work = { ...empty(), ...data };
+    return why ? { damage: why, text } : { data };
   } catch (error) {
-    try { localStorage.setItem(`${KEY}.corrupt`, text); } catch { /* full: the warning says so */ }
-    warn(`Your saved work was damaged (${error.message}) and could not be restored. ` +
+    return { damage: error.message, text };
+  }
+}
+
+/**
+ * Read the saved work (once per page). It is kept twice: in localStorage (read at once) and in
+ * IndexedDB, which is on the disk as soon as a write completes, so it survives a browser that is
+ * killed a moment after an edit (localStorage reaches the disk only seconds later). The newer
+ * sound copy wins; a damaged one is kept aside and reported, never fatal.
+ */
+export async function load() {
+  if (loaded) return work;
+  loaded = true;
+  let local = null;
+  try {
+    local = localStorage.getItem(KEY);
+  } catch (error) {
+    warn(`Your saved work cannot be read here (${error.message}).`);
+  }
+  db = await openDb();
+  const copies = [parse(local), parse(await readDb())];
+  const sound = copies.filter((copy) => copy.data).map((copy) => copy.data);
+  sound.sort((a, b) => String(b.saved || "").localeCompare(String(a.saved || "")));
+  if (sound.length) work = { ...empty(), ...sound[0] };
+  const damaged = copies.find((copy) => copy.damage);
+  if (damaged && !sound.length) {
+    try { localStorage.setItem(`${KEY}.corrupt`, damaged.text); } catch { /* full: said below */ }
+    warn(`Your saved work was damaged (${damaged.damage}) and could not be restored. ` +
          `A copy was kept as "${KEY}.corrupt"; the page starts afresh.`);
   }
   return work;
@@ -97,17 +160,16 @@ export function load() {
 
 /** The saved entry `id` of `section` ("cells", "labs", "answers", "hints"), or undefined. */
 export function saved(section, id) {
-  return load()[section][id];
+  return work[section][id];
 }
 
 /** Everything saved: the object export writes. */
 export function allWork() {
-  return load();
+  return work;
 }
 
 /** Merge `fields` into the entry `id` of `section` (null deletes it), and save soon. */
 export function update(section, id, fields) {
-  load();
   if (fields === null) delete work[section][id];
   else work[section][id] = { ...(work[section][id] || {}), ...fields };
   scheduleSave();
@@ -127,29 +189,38 @@ function scheduleSave() {
 
 let warnedFull = false;
 
-/** Write the work to localStorage now. Returns false (and warns once) when it could not. */
-export function saveNow() {
+/**
+ * Write the work now, to both copies. Resolves true when at least one copy was written; when
+ * neither could be, the page says so (once) and asks the reader to export.
+ */
+export async function saveNow() {
   clearTimeout(timer);
   timer = 0;
   work.saved = new Date().toISOString();
   work.build = document.documentElement.dataset.build || work.build || "";
+  const text = JSON.stringify(work);
+  let reason = "";
+  let local = false;
   try {
-    localStorage.setItem(KEY, JSON.stringify(work));
-    return true;
+    localStorage.setItem(KEY, text);
+    local = true;
   } catch (error) {
-    if (!warnedFull) {
-      warnedFull = true;
-      warn(`Your work could not be saved (${error.name === "QuotaExceededError" ? "storage is full" : error.message}). ` +
-           "Export your progress from the course map to keep it.");
-    }
-    return false;
+    reason = error.name === "QuotaExceededError" ? "storage is full" : error.message;
   }
+  const disk = await writeDb(text);
+  if (!local && !disk && !warnedFull) {
+    warnedFull = true;
+    warn(`Your work could not be saved (${reason || "storage is blocked"}). ` +
+         "Export your progress from the course map to keep it.");
+  }
+  return local || disk;
 }
 
 /** Replace all saved work with `data` (already checked with problem()). */
 export function replaceAll(data) {
   work = { ...empty(), ...data, format: FORMAT };
   loaded = true;
+  for (const listener of changeListeners) listener("all", "");
   return saveNow();
 }
 
@@ -160,7 +231,8 @@ function listen() {
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
 }
 
-export function init() {
-  load();
+/** Load the saved work; the page's parts that restore it wait for this. */
+export async function init() {
   listen();
+  await load();
 }

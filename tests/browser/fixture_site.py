@@ -80,7 +80,7 @@ import * as storage from "./assets/js/storage.js";
 import * as cells from "./assets/js/cells.js";
 import * as labs from "./assets/js/labs.js";
 import * as progress from "./assets/js/progress.js";
-storage.init(); python.init(); cells.init(); labs.init(); progress.init();
+python.init(); await storage.init(); cells.init(); labs.init(); progress.init();
 window.bookPython = python;
 </script>"""
 
@@ -151,6 +151,7 @@ def wait_editor(page, selector: str, timeout: int = READY_MS) -> None:
 
 def editor_text(page, selector: str) -> str:
     """The text of the CodeMirror editor inside `selector`, line by line as the reader sees it."""
+    wait_editor(page, selector)
     return page.eval_on_selector(f"{selector} .code-editor", "node => node.bookEditor.getText()")
 
 

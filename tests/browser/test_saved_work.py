@@ -1,0 +1,194 @@
+"""Saved work: edits are stored within a second and come back after a reload and after the
+browser is killed; progress exported from the course map restores everything in a fresh profile;
+a bad import is refused and changes nothing; damaged storage warns, never blanks the page; a
+changed starting file never overwrites the reader's code."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from fixture_site import (build_fixture, editor_text, recorded, run_cell, serve_dir, type_into_editor,
+                          wait_editor, wait_ready)
+from test_labs import FIXTURE_SOLUTION, run_tests, solution
+
+KEY = "agent-harness-book/work"
+
+
+@pytest.fixture(scope="module")
+def fixture_url():
+    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
+        root = build_fixture(Path(folder) / "site")
+        server, url = serve_dir(root)
+        yield url
+        server.shutdown()
+        server.server_close()
+
+
+def first_page(context):
+    return context.pages[0] if context.pages else context.new_page()
+
+
+def stored(page) -> dict:
+    text = page.evaluate(f"localStorage.getItem({KEY!r})")
+    return json.loads(text) if text else {}
+
+
+def kill_browser(profile: Path) -> int:
+    """SIGKILL every process of the Chromium this test started on `profile` (found by its
+    --user-data-dir): no shutdown, no last writes. Returns how many were killed."""
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"--user-data-dir={profile}".encode() in command:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+    return killed
+
+
+EDITED = 'print("my own line")\n'
+
+
+def test_edits_are_saved_within_a_second_and_survive_reload_and_a_killed_browser(profiles, fixture_url):
+    profile = profiles.new_profile_dir()
+    page = first_page(profiles.open(profile))
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    type_into_editor(page, "#cell-99-2", EDITED)
+    type_into_editor(page, "#lab-99-1", FIXTURE_SOLUTION)
+    started = time.monotonic()
+    page.wait_for_function(f"(localStorage.getItem({KEY!r}) || '').includes('my own line') && "
+                           f"localStorage.getItem({KEY!r}).includes('entry in entries')", timeout=1000)
+    assert time.monotonic() - started < 1.0
+    assert stored(page)["labs"]["99-1"]["code"] == FIXTURE_SOLUTION
+
+    page.reload()
+    wait_editor(page, "#cell-99-2")
+    assert editor_text(page, "#cell-99-2") == EDITED
+    assert editor_text(page, "#lab-99-1") == FIXTURE_SOLUTION
+
+    type_into_editor(page, "#cell-99-2", 'print("after the reload")\n')
+    page.wait_for_function(f"(localStorage.getItem({KEY!r}) || '').includes('after the reload')", timeout=3000)
+    time.sleep(1.0)  # what the reader would have: a second, then the plug is pulled
+    assert kill_browser(profile) > 0
+    reopened = first_page(profiles.open(profile))
+    reopened.goto(fixture_url + "lesson-99.html")
+    wait_editor(reopened, "#cell-99-2")
+    assert editor_text(reopened, "#cell-99-2") == 'print("after the reload")\n'
+    assert editor_text(reopened, "#lab-99-1") == FIXTURE_SOLUTION
+
+
+def test_export_then_import_into_a_fresh_profile_restores_everything(profiles, base_url, site_dir, tmp_path):
+    assert (site_dir / "lesson-11.html").exists(), "lesson-11.html was not built"
+    page = first_page(profiles.open())
+    page.goto(base_url + "lesson-11.html")
+    wait_ready(page)
+    ada = page.locator(".cell[data-editable]").first.get_attribute("data-cell")
+    type_into_editor(page, f"#cell-{ada}", EDITED)
+    check = page.locator(".check[data-check]").first
+    check_id = check.get_attribute("data-check")
+    check.locator(".option-button").first.click()
+    hints = page.locator(".hints .hint-next").first
+    hints.click()
+    prompt = page.locator(".prompt[data-prompt] .prompt-input").first
+    prompt.fill("the lines, in order")
+    type_into_editor(page, "#lab-11-1", solution("11.1"))
+    assert set(run_tests(page, "lab-11-1").values()) == {"pass"}
+    page.wait_for_function(f"(localStorage.getItem({KEY!r}) || '').includes('the lines, in order')", timeout=1000)
+    before = stored(page)
+
+    page.goto(base_url + "index.html")
+    entry = page.locator('[data-page="11"] .page-progress')
+    assert "1 of 2 labs passed" in entry.text_content()
+    with page.expect_download() as info:
+        page.locator("#progress-tools .progress-export").click()
+    exported = tmp_path / "progress.json"
+    info.value.save_as(exported)
+
+    fresh = first_page(profiles.open())
+    fresh.goto(base_url + "index.html")
+    fresh.locator("#progress-tools input[type=file]").set_input_files(str(exported))
+    fresh.wait_for_function("document.querySelector('#progress-tools .progress-message').dataset.state === 'imported'")
+    assert "1 of 2 labs passed" in fresh.locator('[data-page="11"] .page-progress').text_content()
+    after = stored(fresh)
+    for section in ("cells", "labs", "answers", "hints"):
+        assert after[section] == before[section], section
+
+    fresh.goto(base_url + "lesson-11.html")
+    wait_editor(fresh, f"#cell-{ada}")
+    assert editor_text(fresh, f"#cell-{ada}") == EDITED
+    assert editor_text(fresh, "#lab-11-1") == solution("11.1")
+    assert fresh.locator("#lab-11-1").get_attribute("data-passed") == "true"
+    restored = fresh.locator(f'.check[data-check="{check_id}"] .option-button').first
+    assert restored.get_attribute("aria-pressed") == "true"
+    assert fresh.locator(".prompt[data-prompt] .prompt-input").first.input_value() == "the lines, in order"
+    assert fresh.locator(".hints .hint").first.is_visible()
+
+
+@pytest.mark.parametrize("content", ['{"kind": "not this book"}', "{this is not json", '{"kind": '
+                                     '"agent-harness-book progress", "work": {"format": 1, "cells": []}}'])
+def test_a_bad_import_is_refused_and_changes_nothing(page, fixture_url, tmp_path, content):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    type_into_editor(page, "#cell-99-2", EDITED)
+    page.wait_for_function(f"(localStorage.getItem({KEY!r}) || '').includes('my own line')", timeout=1000)
+    before = page.evaluate(f"localStorage.getItem({KEY!r})")
+    page.goto(fixture_url + "index.html")
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    page.locator("#progress-tools input[type=file]").set_input_files(str(bad))
+    message = page.locator("#progress-tools .progress-message")
+    page.wait_for_function("document.querySelector('#progress-tools .progress-message').dataset.state === 'refused'")
+    assert "Not imported" in message.text_content() and "Nothing was changed" in message.text_content()
+    assert page.evaluate(f"localStorage.getItem({KEY!r})") == before
+
+
+def test_damaged_storage_warns_and_the_page_still_works(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    page.evaluate(f"localStorage.setItem({KEY!r}, '{{\"format\": 1, \"cells\": ')")
+    page.reload()
+    wait_ready(page)
+    assert "could not be restored" in page.locator("#book-warning").text_content()
+    assert page.locator("#book-warning").is_visible()
+    assert run_cell(page, "99-1") == recorded(page, "99-1")
+    assert page.evaluate(f"localStorage.getItem({KEY!r} + '.corrupt')").startswith('{"format": 1')
+
+
+def test_full_storage_gives_a_visible_warning(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    page.evaluate("""() => {
+        const full = () => { throw new DOMException('full', 'QuotaExceededError'); };
+        Storage.prototype.setItem = full;
+        IDBObjectStore.prototype.put = full; }""")
+    type_into_editor(page, "#cell-99-2", EDITED)
+    page.wait_for_selector("#book-warning", state="visible", timeout=3000)
+    assert "storage is full" in page.locator("#book-warning").text_content()
+
+
+def test_a_changed_starting_file_keeps_the_readers_code_and_offers_the_new_one(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    work = {"format": 1, "build": "older", "saved": "", "answers": {}, "hints": {}, "cells": {},
+            "labs": {"99-1": {"code": "# mine, from an older book\n", "base": "00000000"}}}
+    page.evaluate(f"localStorage.setItem({KEY!r}, {json.dumps(json.dumps(work))})")
+    page.reload()
+    wait_editor(page, "#lab-99-1")
+    assert editor_text(page, "#lab-99-1") == "# mine, from an older book\n"
+    notice = page.locator("#lab-99-1 .lab-notice")
+    assert notice.is_visible() and "Your harness.py is kept" in notice.text_content()
+    notice.locator(".lab-take-new").click()
+    starting = json.loads(page.locator("#lab-99-1 .lab-data").text_content())["starting"]
+    assert editor_text(page, "#lab-99-1") == starting
