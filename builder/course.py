@@ -90,10 +90,22 @@ class Course:
         return [point for page in self.pages for point in page.points]
 
     def neighbours(self, page: Page) -> tuple[Page | None, Page | None]:
-        """The pages before and after `page` in reading order."""
-        i = self.pages.index(page)
-        return (self.pages[i - 1] if i else None,
-                self.pages[i + 1] if i + 1 < len(self.pages) else None)
+        """The pages before and after `page` on the main path, in reading order. Side quests are
+        optional and off that path: a lesson's next page is the next lesson or checkpoint, never
+        the side quest that hangs off it (the lesson points to that one in its own note). A side
+        quest goes back to the page it hangs off (`after`) and on to the page after that."""
+        main = [p for p in self.pages if p.kind != "side-quest"]
+        if page.kind == "side-quest":
+            anchor = self.page(page.after) if page.after else None
+            if anchor is None or anchor not in main:   # no `after`: where it stands in the list
+                i = self.pages.index(page)
+                anchor = next((p for p in reversed(self.pages[:i]) if p in main), None)
+            if anchor is None:
+                return None, main[0] if main else None
+            i = main.index(anchor)
+            return anchor, main[i + 1] if i + 1 < len(main) else None
+        i = main.index(page)
+        return (main[i - 1] if i else None, main[i + 1] if i + 1 < len(main) else None)
 
     def tau_url(self, path: str, lines: str = "") -> str:
         """A link to `path` (and lines "a-b" or "a") on GitHub at the pinned commit."""

@@ -346,3 +346,17 @@ def test_our_side_of_the_comparison_is_the_course_harness():
             assert line.strip() in source or any(
                 s.startswith(line.strip() + "  #") for s in source), (
                 f"'Yours' shows {line.strip()!r}, which is not in the course harness")
+
+
+# -- 6. the way in and out --------------------------------------------------------------------
+
+def test_lesson_11_sits_between_checkpoint_b_and_lesson_12_with_s2_off_the_path():
+    sys.path.insert(0, str(ROOT))
+    from builder import course as course_stage
+    from builder.project import Project
+
+    course = course_stage.load(Project.book())
+    ids = lambda pair: tuple(p.id if p else None for p in pair)  # noqa: E731
+    assert ids(course.neighbours(course.page("11"))) == ("B", "12")
+    assert ids(course.neighbours(course.page("12")))[0] == "11"
+    assert ids(course.neighbours(course.page("S2"))) == ("11", "12")
