@@ -38,22 +38,38 @@ export function init() {
 
 /** Start the worker (once per page; again after a stop that had to end it). */
 export function start() {
-  interrupt = globalThis.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
-  worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "python" });
+  const boot = globalThis.bookPythonBoot;
+  let early = [];
+  if (boot && !boot.adopted) {
+    // boot.js started it from the page's <head>: take it over with what it has said so far.
+    boot.adopted = true;
+    ({ worker, interrupt, early } = boot);
+  } else {
+    interrupt = globalThis.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
+    if (!performance.getEntriesByName("book:worker-start").length) performance.mark("book:worker-start");
+    worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "python" });
+    worker.postMessage({ type: "init", interrupt });
+  }
   setState("booting");
   let settle;
   ready = new Promise((resolve, reject) => { settle = { resolve, reject }; });
   ready.catch(() => {}); // a failed boot is reported through the status and each request
-  worker.onmessage = ({ data }) => {
+  const receive = (data) => {
     if (data.type === "status") {
-      if (data.state === "ready") { settle.resolve(data.ms); setState(current ? "running" : "ready"); }
-      else if (data.state === "failed") { settle.reject(new Error(data.reason)); setState("failed", data.reason); }
+      if (data.state === "ready") {
+        if (!performance.getEntriesByName("book:python-ready").length) {
+          performance.mark("book:python-ready", { detail: data.timings });
+        }
+        settle.resolve(data.ms);
+        setState(current ? "running" : "ready");
+      } else if (data.state === "failed") { settle.reject(new Error(data.reason)); setState("failed", data.reason); }
       return;
     }
     if (!current || data.id !== current.id) return;
     if (data.type === "out") current.onOutput(data.text);
     else finish(data);
   };
+  worker.onmessage = ({ data }) => receive(data);
   worker.onerror = (event) => {
     event.preventDefault();
     const reason = event.message || "the Python worker could not start";
@@ -61,7 +77,7 @@ export function start() {
     setState("failed", reason);
     if (current) finish({ type: "fail", reason, fatal: true });
   };
-  worker.postMessage({ type: "init", interrupt });
+  early.forEach(receive);
   return ready;
 }
 

@@ -21,6 +21,11 @@ function element() {
 }
 
 export function showStatus(state, reason = "") {
+  if (!document.body) {
+    // Called from the page's <head> (boot.js): show it once the body exists.
+    document.addEventListener("DOMContentLoaded", () => showStatus(state, reason), { once: true });
+    return;
+  }
   const status = element();
   status.dataset.state = state;
   status.textContent = reason ? `${LABELS[state] || state}: ${reason}` : (LABELS[state] || state);

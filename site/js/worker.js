@@ -33,7 +33,15 @@ def _load(name, path):
     spec.loader.exec_module(module)
     return module
 
-lab_check = _load("lab_check", ${JSON.stringify(ROOT)} + "/lab/lab_check.py")
+_lab_check = None
+
+def lab_check():
+    """The test runner, imported once (after ready, in the background: unittest is not small)."""
+    global _lab_check
+    if _lab_check is None:
+        _lab_check = _load("lab_check", ${JSON.stringify(ROOT)} + "/lab/lab_check.py")
+    return _lab_check
+
 _streams = "write" in inspect.signature(cellrun.run_cell).parameters
 
 def _write_reader(lesson, kind, text):
@@ -57,7 +65,7 @@ def page_run_cell(source, lesson, name, harness_text, write):
 
 def page_run_tests(harness_text, lesson, lab, tests_path):
     path = _write_reader(lesson, "lab%d" % lab, harness_text)
-    return json.dumps(lab_check.run(path, tests_path, lab=lab))
+    return json.dumps(lab_check().run(path, tests_path, lab=lab))
 `;
 
 let pyodide = null;
@@ -78,8 +86,11 @@ async function fetchBookFiles() {
   return Promise.all(files.map(async (name) => [name, await fetchText(`py/${name}`)]));
 }
 
+const timings = {};
+
 async function boot() {
   const started = performance.now();
+  timings.since = performance.timeOrigin; // the worker's own start, epoch ms
   post({ type: "status", state: "booting" });
   // Pyodide and the book's Python files are fetched at the same time.
   const files = fetchBookFiles();
@@ -90,7 +101,11 @@ async function boot() {
     stdout: (text) => console.log(text),
     stderr: (text) => console.warn(text),
   });
-  const [py, contents] = await Promise.all([loaded, files]);
+  const [py, contents] = await Promise.all([
+    loaded.then((value) => { timings.pyodide = performance.now() - started; return value; }),
+    files.then((value) => { timings.files = performance.now() - started; return value; }),
+  ]);
+  const glueStarted = performance.now();
   for (const [name, text] of contents) {
     const path = `${ROOT}/${name}`;
     py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
@@ -101,10 +116,14 @@ async function boot() {
   glue = {
     runCell: namespace.get("page_run_cell"),
     runTests: namespace.get("page_run_tests"),
+    warm: namespace.get("lab_check"),
   };
   pyodide = py;
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
-  post({ type: "status", state: "ready", ms: Math.round(performance.now() - started) });
+  timings.glue = performance.now() - glueStarted;
+  post({ type: "status", state: "ready", ms: Math.round(performance.now() - started), timings });
+  // The lab runner is imported while the reader reads; a request that comes first waits for it.
+  setTimeout(() => { try { glue.warm(); } catch (error) { console.warn(`lab_check: ${error}`); } }, 0);
 }
 
 // Output is gathered here and sent at most every FLUSH_MS, and never beyond OUTPUT_CAP.

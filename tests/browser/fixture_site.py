@@ -103,7 +103,8 @@ def build_fixture(out: Path) -> Path:
     starting = (FIXTURE / "starting99.py").read_text()
     body = "".join(cell_html(cid, options, source, record(source, out)) for cid, options, source in CELLS)
     page = (f'<!doctype html>\n<html lang="en" data-build="fixture"><head><meta charset="utf-8">'
-            f"<title>Fixture lesson 99</title></head>\n<body><main>\n"
+            f'<title>Fixture lesson 99</title><script type="module" async src="assets/js/boot.js"></script></head>'
+            f"\n<body><main>\n"
             f'<div id="python-status"></div>\n{body}{lab_html(starting)}</main>\n{ENTRY}\n</body></html>\n')
     (out / "lesson-99.html").write_text(page)
     course = {"build": "fixture", "pages": [{"id": "99", "kind": "lesson", "number": 99, "title": "Fixture",

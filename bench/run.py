@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""The page's Python, measured in one Chromium run. Prints figures; asserts nothing.
+
+    python bench/run.py [--site _site] [--runs 3]
+
+- floor: a bare page whose module worker only calls loadPyodide() (same files, same server), from
+  navigation start to the worker saying it is ready;
+- the book: lesson 11 opened -> Python ready (the status says ready), and the ratio to the floor;
+- click -> first output of a trivial cell (`print(1)` in an editable cell), and of the page's
+  first cell as written;
+- lesson 11's lab tests in the page (labs 1 and 2 on their solutions), click -> checklist marked;
+- bytes the page loads before Python is ready (HTML, CSS, JS), without Pyodide, the editor bundle
+  and the worker's Python files (those are listed apart).
+
+Each timing is the median of --runs fresh browser contexts (empty caches, service workers
+blocked: the offline copy's first save would otherwise compete with the boot it is measured in). The aims: ready within
+1.15x the floor, click -> output under 50 ms, under 150 KB before Python.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "site"))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT / "harness_py"))
+
+import serve  # noqa: E402  (site/serve.py)
+from find_browser import FLAGS, find_browser  # noqa: E402
+
+FLOOR_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>floor</title></head><body>
+<script type="module">
+const worker = new Worker("bench-floor-worker.js", { type: "module" });
+worker.onmessage = ({ data }) => { performance.mark("floor-ready"); document.body.dataset.ready = data; };
+</script></body></html>
+"""
+FLOOR_WORKER = """import { loadPyodide } from "./pyodide/pyodide.mjs";
+const py = await loadPyodide({ indexURL: new URL("./pyodide/", import.meta.url).href });
+py.runPython("1 + 1");
+postMessage("ready");
+"""
+
+EXCLUDED = ("/pyodide/", "editor.bundle.js", "/py/")
+
+
+def bench_root(site: Path, folder: Path) -> Path:
+    """A folder that serves the built site plus the floor page: symlinks, nothing copied."""
+    for entry in site.iterdir():
+        (folder / entry.name).symlink_to(entry.resolve())
+    (folder / "bench-floor.html").write_text(FLOOR_PAGE)
+    (folder / "bench-floor-worker.js").write_text(FLOOR_WORKER)
+    return folder
+
+
+def mark(page, name: str) -> float:
+    return page.evaluate(f"performance.getEntriesByName({name!r})[0].startTime")
+
+
+def floor_once(browser, url: str) -> float:
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    page.goto(url + "bench-floor.html")
+    page.wait_for_function("document.body.dataset.ready === 'ready'", timeout=180_000)
+    ms = mark(page, "floor-ready")
+    context.close()
+    return ms
+
+
+def book_once(browser, url: str) -> dict:
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    finished = []
+    page.on("requestfinished", lambda request: finished.append(request))
+    page.goto(url + "lesson-11.html")
+    page.wait_for_function("document.getElementById('python-status')?.dataset.state === 'ready'",
+                           timeout=180_000)
+    ready = mark(page, "book:python-ready")
+    detail = page.evaluate("performance.getEntriesByName('book:python-ready')[0].detail")
+    started = mark(page, "book:worker-start")
+    origin = page.evaluate("performance.timeOrigin")
+    before, apart = {}, {}
+    for request in finished:
+        timing = request.timing
+        start = timing["startTime"] - origin  # epoch ms -> ms since navigation start
+        if start > ready:
+            continue
+        size = request.sizes()["responseBodySize"]
+        path = request.url.split("//", 1)[-1].split("/", 1)[-1]
+        (apart if any(part in "/" + path for part in EXCLUDED) else before)[path] = size
+    clicks = click_to_output(page)
+    context.close()
+    return {"ready": ready, "worker_start": started, "boot": detail, "before": before, "apart": apart, **clicks}
+
+
+CLICK_PROBE = """(id) => new Promise((resolve) => {
+    const cell = document.getElementById(id);
+    const output = cell.querySelector('.cell-output');
+    let clicked = 0;
+    const observer = new MutationObserver(() => {
+        if (clicked && output.textContent) { observer.disconnect(); resolve(performance.now() - clicked); }
+    });
+    observer.observe(output, { childList: true, characterData: true, subtree: true });
+    cell.querySelector('.cell-run').addEventListener('click', () => { clicked = performance.now(); },
+                                                       { capture: true, once: true });
+    cell.querySelector('.cell-run').click();
+})"""
+
+
+def click_to_output(page) -> dict:
+    editable = page.locator(".cell[data-editable]").first.get_attribute("id")
+    page.wait_for_selector(f"#{editable} .code-editor")
+    page.eval_on_selector(f"#{editable} .code-editor", "node => node.bookEditor.setText('print(1)\\n')")
+    trivial = [page.evaluate(CLICK_PROBE, editable) for _ in range(5)]
+    first = page.locator(".cell[data-cell]").first.get_attribute("id")
+    written = page.evaluate(CLICK_PROBE, first)
+    return {"trivial": statistics.median(trivial), "first_cell": written}
+
+
+def lab_suite(browser, url: str) -> dict:
+    import stages
+
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    page.goto(url + "lesson-11.html")
+    page.wait_for_function("document.getElementById('python-status')?.dataset.state === 'ready'",
+                           timeout=180_000)
+    times = {}
+    for number in (1, 2):
+        lab = f"lab-11-{number}"
+        page.wait_for_selector(f"#{lab} .code-editor")
+        text = stages.load().solution(f"11.{number}")
+        page.eval_on_selector(f"#{lab} .code-editor", "(node, text) => node.bookEditor.setText(text)", text)
+        started = page.evaluate("performance.now()")
+        page.locator(f"#{lab} .lab-run").click()
+        page.wait_for_function(f"['pass', 'fail', 'failed'].includes(document.getElementById('{lab}').dataset.state)",
+                               timeout=180_000)
+        times[number] = (page.evaluate("performance.now()") - started,
+                         page.locator(f"#{lab}").get_attribute("data-state"),
+                         page.locator(f"#{lab} .lab-tests li").count())
+    context.close()
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", type=Path, default=ROOT / "_site")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    if not (args.site / "lesson-11.html").exists():
+        print(f"bench: {args.site}/lesson-11.html is missing; build the book first (make build)", file=sys.stderr)
+        return 1
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="book-bench-") as folder:
+        root = bench_root(args.site.resolve(), Path(folder))
+        server = serve.make_server(root, 0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=find_browser(), args=FLAGS, headless=True)
+                floors, books = [], []
+                for _ in range(args.runs):  # alternate, so that load on the machine hits both alike
+                    floors.append(floor_once(browser, url))
+                    books.append(book_once(browser, url))
+                labs = lab_suite(browser, url)
+                browser.close()
+        finally:
+            server.shutdown()
+            server.server_close()
+    floor = statistics.median(floors)
+    ready = statistics.median(book["ready"] for book in books)
+    trivial = statistics.median(book["trivial"] for book in books)
+    first = statistics.median(book["first_cell"] for book in books)
+    before, apart = books[0]["before"], books[0]["apart"]
+    runs = ", ".join(f"{x:.0f}" for x in floors)
+    print(f"floor: bare loadPyodide() in a worker     {floor:8.0f} ms   (runs: {runs})")
+    runs = ", ".join(f"{book['ready']:.0f}" for book in books)
+    print(f"book: lesson 11 open -> Python ready      {ready:8.0f} ms   (runs: {runs})")
+    start = statistics.median(book["worker_start"] for book in books)
+    print(f"    the worker started at                 {start:8.0f} ms after navigation start")
+    for key in ("files", "pyodide", "glue"):
+        value = statistics.median(book["boot"].get(key, 0) for book in books)
+        print(f"    in the worker: {key:<22} {value:8.0f} ms")
+    print(f"ratio book / floor                        {ready / floor:8.2f}      (aim: 1.15 or less)")
+    print(f"click -> first output, print(1)           {trivial:8.1f} ms   (aim: under 50)")
+    print(f"click -> first output, the first cell     {first:8.1f} ms")
+    for number, (ms, state, tests) in labs.items():
+        print(f"lab 11.{number}: {tests} tests on the solution      {ms:8.0f} ms   ({state})")
+    total = sum(before.values())
+    print(f"bytes before Python (HTML, CSS, JS)       {total / 1024:8.1f} KB   (aim: under 150)")
+    for path, size in sorted(before.items(), key=lambda item: -item[1]):
+        print(f"    {size / 1024:8.1f} KB  {path}")
+    print(f"not counted: Pyodide, the worker's Python, the editor: {sum(apart.values()) / 1024:.0f} KB in {len(apart)} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
