@@ -91,7 +91,8 @@ def book_once(browser, url: str) -> dict:
             continue
         size = request.sizes()["responseBodySize"]
         path = request.url.split("//", 1)[-1].split("/", 1)[-1]
-        (apart if any(part in "/" + path for part in EXCLUDED) else before)[path] = size
+        counted = path.split("?")[0].endswith((".html", ".css", ".js", ".mjs")) or "." not in path.split("/")[-1]
+        (apart if any(part in "/" + path for part in EXCLUDED) or not counted else before)[path] = size
     clicks = click_to_output(page)
     context.close()
     return {"ready": ready, "worker_start": started, "boot": detail, "before": before, "apart": apart, **clicks}
@@ -101,8 +102,9 @@ CLICK_PROBE = """(id) => new Promise((resolve) => {
     const cell = document.getElementById(id);
     const output = cell.querySelector('.cell-output');
     let clicked = 0;
+    const timer = setTimeout(() => resolve(-1), 30000);
     const observer = new MutationObserver(() => {
-        if (clicked && output.textContent) { observer.disconnect(); resolve(performance.now() - clicked); }
+        if (clicked && output.textContent) { observer.disconnect(); clearTimeout(timer); resolve(performance.now() - clicked); }
     });
     observer.observe(output, { childList: true, characterData: true, subtree: true });
     cell.querySelector('.cell-run').addEventListener('click', () => { clicked = performance.now(); },
@@ -111,13 +113,22 @@ CLICK_PROBE = """(id) => new Promise((resolve) => {
 })"""
 
 
+def finished(page, element_id: str) -> None:
+    page.wait_for_function(f"['done', 'error', 'stopped', 'failed'].includes("
+                           f"document.getElementById('{element_id}').dataset.state)", timeout=60_000)
+
+
 def click_to_output(page) -> dict:
     editable = page.locator(".cell[data-editable]").first.get_attribute("id")
     page.wait_for_selector(f"#{editable} .code-editor")
     page.eval_on_selector(f"#{editable} .code-editor", "node => node.bookEditor.setText('print(1)\\n')")
-    trivial = [page.evaluate(CLICK_PROBE, editable) for _ in range(5)]
+    trivial = []
+    for _ in range(5):
+        trivial.append(page.evaluate(CLICK_PROBE, editable))
+        finished(page, editable)
     first = page.locator(".cell[data-cell]").first.get_attribute("id")
     written = page.evaluate(CLICK_PROBE, first)
+    finished(page, first)
     return {"trivial": statistics.median(trivial), "first_cell": written}
 
 
@@ -196,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bytes before Python (HTML, CSS, JS)       {total / 1024:8.1f} KB   (aim: under 150)")
     for path, size in sorted(before.items(), key=lambda item: -item[1]):
         print(f"    {size / 1024:8.1f} KB  {path}")
-    print(f"not counted: Pyodide, the worker's Python, the editor: {sum(apart.values()) / 1024:.0f} KB in {len(apart)} files")
+    print(f"not counted (Pyodide, the worker's Python, the editor, figures): "
+          f"{sum(apart.values()) / 1024:.0f} KB in {len(apart)} files")
     return 0
 
 

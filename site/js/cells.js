@@ -198,7 +198,6 @@ class Cell {
   }
 
   reset() {
-    update("cells", this.id, null);
     if (this.editor) this.editor.setText(this.source);
     else this.code.textContent = this.source;
     update("cells", this.id, null);

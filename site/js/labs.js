@@ -1,11 +1,10 @@
 // Labs: an editor holding the reader's harness.py (at first the lab's starting file), "Run tests"
 // (lab_check in the worker, the very runner the downloaded folder uses), the checklist marked
 // test by test, and the lab folder as a zip made here in the browser.
-import { request } from "./python.js";
+import { request, onState } from "./python.js";
 import { mountEditor, loadEditor } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
 import { makeZip, download } from "./zip.js";
-import { onState } from "./python.js";
 
 const SITE = new URL("../../", import.meta.url);
 const TEST_TIMEOUT = 60; // seconds for a whole lab's tests
@@ -32,9 +31,10 @@ class Lab {
     this.lesson = Number(data.lesson ?? section.dataset.lesson);
     this.number = Number(data.lab ?? section.dataset.lab);
     this.key = `${this.lesson}-${this.number}`;
-    this.starting = data.starting;
     this.tests = data.tests;
     this.code = section.querySelector(".lab-starting");
+    // The starting file: from the JSON if the build put it there, else the text of its <pre>.
+    this.starting = data.starting ?? this.code?.textContent ?? "";
     if (!this.code) {
       this.code = document.createElement("pre");
       this.code.className = "lab-starting";
@@ -171,6 +171,14 @@ class Lab {
         message.textContent = result.message || result.sentence || String(result.id);
         this.report.append(message);
       }
+    }
+    // A harness that does not import fails every test with the same error: say it once, on top.
+    const messages = new Set(results.map((result) => result.message));
+    if (results.length && results.every((result) => result.status === "error") && messages.size === 1) {
+      const message = document.createElement("pre");
+      message.className = "lab-error";
+      message.textContent = results[0].message;
+      this.report.append(message);
     }
     const total = this.list ? this.list.querySelectorAll("li[data-test]").length : results.length;
     const all = results.length > 0 && failed === 0 && passed >= total;
