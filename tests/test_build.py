@@ -277,7 +277,7 @@ def test_no_page_links_to_a_file_the_site_does_not_have(site):
         targets += [n.attrs["src"] for n in root.find_all() if "src" in n.attrs]
         targets += [n.attrs["href"] for n in root.find_all("link")]
         for target in targets:
-            if target.startswith(("https://", "#")):
+            if target.startswith(("https://", "#", "data:")):
                 continue
             assert (site / target.split("#")[0]).exists(), f"{page} links to {target}"
             checked += 1
