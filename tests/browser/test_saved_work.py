@@ -107,7 +107,8 @@ def test_export_then_import_into_a_fresh_profile_restores_everything(profiles, b
     prompt.fill("the lines, in order")
     type_into_editor(page, "#lab-11-1", solution("11.1"))
     assert set(run_tests(page, "lab-11-1").values()) == {"pass"}
-    page.wait_for_function(f"(localStorage.getItem({KEY!r}) || '').includes('the lines, in order')", timeout=1000)
+    page.wait_for_function(f"(localStorage.getItem({KEY!r}) || '').includes('the lines, in order') && "
+                           f"localStorage.getItem({KEY!r}).includes('passedCode')", timeout=3000)
     before = stored(page)
 
     page.goto(base_url + "index.html")
