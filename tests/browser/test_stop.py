@@ -80,12 +80,14 @@ def test_the_time_limit_ends_a_runaway_cell(page, served):
     assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
 
 
-def test_deep_recursion_ends_in_an_error_and_python_carries_on(page, served):
-    kind, url = served
-    if kind == "plain":
-        pytest.skip("one server is enough: recursion does not depend on isolation")
-    page.goto(url + "lesson-99.html")
-    wait_ready(page)
-    output = run_cell(page, "99-8", timeout=30_000)
-    assert "RecursionError" in output or "[Stopped" in output or "[Could not run" in output
-    assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
+def test_deep_recursion_ends_in_an_error_and_python_carries_on(page, fixture_root):
+    server, url = serve_dir(fixture_root)
+    try:
+        page.goto(url + "lesson-99.html")
+        wait_ready(page)
+        output = run_cell(page, "99-8", timeout=30_000)
+        assert "RecursionError" in output or "[Stopped" in output or "[Could not run" in output
+        assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
+    finally:
+        server.shutdown()
+        server.server_close()
