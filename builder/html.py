@@ -16,14 +16,18 @@ from typing import Callable
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pygments import highlight as _pygments
+from pygments.filter import Filter
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_by_name
+from pygments.styles import get_style_by_name
+from pygments.token import Text, Whitespace
 from pygments.util import ClassNotFound
 
 from . import markup
 from .course import Course, Page
 
 CSS_CLASS = "hl"                    # the Pygments stylesheet is scoped to .hl
+STYLE = "friendly"                  # the one Pygments style of the book
 
 
 def highlight(code: str, language: str) -> str:
@@ -32,12 +36,34 @@ def highlight(code: str, language: str) -> str:
         lexer = get_lexer_by_name(language or "text", stripnl=False, ensurenl=False)
     except ClassNotFound:
         lexer = TextLexer(stripnl=False, ensurenl=False)
+    lexer.add_filter(UnstyledAsText())
     return _pygments(code, lexer, HtmlFormatter(nowrap=True))
+
+
+class UnstyledAsText(Filter):
+    """Tokens that the style draws like plain text (most names, punctuation, spaces) become plain
+    text, so they get no <span> of their own. The page looks the same and weighs about half: a
+    lab's starting file is hundreds of names and brackets, each of which would be a span."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self._plain: dict = {}
+
+    def filter(self, lexer, stream):
+        for ttype, value in stream:
+            yield (Text if self.is_plain(ttype) else ttype), value
+
+    def is_plain(self, ttype) -> bool:
+        if ttype not in self._plain:
+            look = get_style_by_name(STYLE).style_for_token(ttype)
+            self._plain[ttype] = ttype in Whitespace or not any(
+                look[key] for key in ("color", "bold", "italic", "underline", "bgcolor", "border"))
+        return self._plain[ttype]
 
 
 def code_stylesheet() -> str:
     """The one stylesheet for every highlighted block."""
-    return HtmlFormatter(style="friendly").get_style_defs(f".{CSS_CLASS}") + "\n"
+    return HtmlFormatter(style=STYLE).get_style_defs(f".{CSS_CLASS}") + "\n"
 
 
 def script_json(data: object) -> str:
@@ -273,7 +299,8 @@ def d_lab(token: Token, render: Render, page: PageContext) -> str:
     hints = "".join(_hints(_kids(h, "hint"), render) for h in _kids(token, "hints"))
     done = "".join(f'<div class="lab-done">\n<h3>When every test passes</h3>\n'
                    f'{render(d.children)}</div>\n' for d in _kids(token, "done"))
-    data = {"starting": lab.starting, "tests": lab.tests_path, "lesson": lesson,
+    # The starting file is on the page once, in its <pre>; the page's script reads it from there.
+    data = {"tests": lab.tests_path, "lesson": lesson,
             "lab": lab.number, "point": lab.point, "file": lab.file_name,
             "download": lab.download}
     if lab.diff:

@@ -5,6 +5,7 @@ MIME types for .wasm and .mjs (or no Pyodide), 127.0.0.1 only, the port asked fo
 line when that port is taken."""
 from __future__ import annotations
 
+import gzip
 import os
 import queue
 import socket
@@ -112,6 +113,26 @@ def test_mime_types(book, path, mime):
     assert headers["Content-Type"].split(";")[0] == mime
     content = FILES[path]
     assert body == (content if isinstance(content, bytes) else content.encode())
+
+
+def test_text_is_gzipped_for_a_browser_that_accepts_it(book):
+    (book / "lesson-11.html").write_text("<p>Pull the plug</p>\n" * 500)
+    with running(book, "--no-browser", "--port", str(free_port())) as (_, url):
+        def fetch(path, encoding):
+            request = urllib.request.Request(url + path, headers={"Accept-Encoding": encoding})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.headers, response.read()
+        headers, body = fetch("lesson-11.html", "gzip, deflate")
+        assert headers["Content-Encoding"] == "gzip"
+        assert headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+        assert gzip.decompress(body) == (book / "lesson-11.html").read_bytes()
+        assert len(body) < (book / "lesson-11.html").stat().st_size / 10
+        headers, body = fetch("", "gzip")            # the root is index.html, compressed too
+        assert gzip.decompress(body) == FILES["index.html"].encode()
+        headers, body = fetch("lesson-11.html", "identity")
+        assert headers["Content-Encoding"] is None and body.startswith(b"<p>Pull")
+        headers, body = fetch("pyodide/pyodide.asm.wasm", "gzip")   # binary goes as it is
+        assert headers["Content-Encoding"] is None and body == FILES["pyodide/pyodide.asm.wasm"]
 
 
 def test_the_root_is_the_course_map(book):
