@@ -32,6 +32,24 @@ def site_dir() -> Path:
     return site
 
 
+@pytest.fixture(scope="session")
+def fixture_root():
+    """The hand-made lesson 99 (tests/fixtures/site), built once for the session from the real parts."""
+    from fixture_site import build_fixture
+    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
+        yield build_fixture(Path(folder) / "site")
+
+
+@pytest.fixture(scope="session")
+def fixture_url(fixture_root):
+    """lesson 99 served with the isolation headers. Tests share the server, never a profile."""
+    from fixture_site import serve_dir
+    server, url = serve_dir(fixture_root)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
 def start_server(root: Path):
     server = serve.make_server(root, 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from fixture_site import (OUTPUT_NOTE, build_fixture, editor_text, recorded, run_cell, serve_dir,
+from fixture_site import (OUTPUT_NOTE, editor_text, recorded, run_cell,
                           type_into_editor, wait_editor, wait_ready)
 
 
-@pytest.fixture(scope="session")
-def fixture_url():
-    """The hand-made lesson 99 (tests/fixtures/site), built and served with isolation headers."""
-    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
-        root = build_fixture(Path(folder) / "site")
-        server, url = serve_dir(root)
-        yield url
-        server.shutdown()
-        server.server_close()
 
 
 def lesson_pages(site_dir: Path) -> list[Path]:

@@ -5,26 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tempfile
 import zipfile
-from pathlib import Path
 
 import pytest
 
-from fixture_site import (ROOT, build_fixture, editor_text, recorded, run_cell, serve_dir,
+from fixture_site import (ROOT, editor_text, recorded, run_cell,
                           type_into_editor, wait_editor, wait_ready)
 
 sys.path.insert(0, str(ROOT / "harness_py"))
 
 
-@pytest.fixture(scope="module")
-def fixture_url():
-    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
-        root = build_fixture(Path(folder) / "site")
-        server, url = serve_dir(root)
-        yield url
-        server.shutdown()
-        server.server_close()
 
 
 FIXTURE_SOLUTION = '''"""Your harness for lab 99.1."""

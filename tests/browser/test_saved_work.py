@@ -7,27 +7,18 @@ from __future__ import annotations
 import json
 import os
 import signal
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from fixture_site import (build_fixture, editor_text, recorded, run_cell, serve_dir, type_into_editor,
+from fixture_site import (editor_text, recorded, run_cell, type_into_editor,
                           wait_editor, wait_ready)
 from test_labs import FIXTURE_SOLUTION, run_tests, solution
 
 KEY = "agent-harness-book/work"
 
 
-@pytest.fixture(scope="module")
-def fixture_url():
-    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
-        root = build_fixture(Path(folder) / "site")
-        server, url = serve_dir(root)
-        yield url
-        server.shutdown()
-        server.server_close()
 
 
 def first_page(context):

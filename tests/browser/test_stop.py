@@ -2,19 +2,13 @@
 cell runs: with the interrupt buffer (cross-origin isolated) and by ending the worker (not)."""
 from __future__ import annotations
 
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
-from fixture_site import build_fixture, recorded, run_cell, serve_dir, wait_ready
+from fixture_site import recorded, run_cell, serve_dir, wait_ready
 
 
-@pytest.fixture(scope="module")
-def fixture_root():
-    with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
-        yield build_fixture(Path(folder) / "site")
 
 
 @pytest.fixture(params=["isolated", "plain"])
