@@ -4,19 +4,11 @@
 import { request, stop, DEFAULT_TIMEOUT, OUTPUT_CAP, onState } from "./python.js";
 import { mountEditor, loadEditor } from "./editors.js";
 import { saved, update, hashText, onChange } from "./storage.js";
+import { button } from "./dom.js";
 
 // The name cellrun gives the cell in tracebacks; the build uses the same default.
 const CELL_NAME = "cell";
 const capNote = () => `\n[Output stopped at ${OUTPUT_CAP.toLocaleString("en")} characters: the rest is not shown.]\n`;
-
-function button(label, className, onClick) {
-  const element = document.createElement("button");
-  element.type = "button";
-  element.className = className;
-  element.textContent = label;
-  element.addEventListener("click", onClick);
-  return element;
-}
 
 /** The output area: text only, capped, with a note line for stops and failures. */
 class Output {

@@ -5,18 +5,10 @@ import { request, onState } from "./python.js";
 import { mountEditor, loadEditor } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
 import { makeZip, download } from "./zip.js";
+import { button } from "./dom.js";
 
 const SITE = new URL("../../", import.meta.url);
 const TEST_TIMEOUT = 60; // seconds for a whole lab's tests
-
-function button(label, className, onClick) {
-  const element = document.createElement("button");
-  element.type = "button";
-  element.className = className;
-  element.textContent = label;
-  element.addEventListener("click", onClick);
-  return element;
-}
 
 async function fetchText(path) {
   const response = await fetch(new URL(path, SITE));

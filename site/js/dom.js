@@ -1,0 +1,11 @@
+// Small DOM helpers shared by the page's scripts.
+
+/** A <button type="button"> with its label, class and click handler. */
+export function button(label, className, onClick) {
+  const element = document.createElement("button");
+  element.type = "button";
+  element.className = className;
+  element.textContent = label;
+  element.addEventListener("click", onClick);
+  return element;
+}
