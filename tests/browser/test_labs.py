@@ -124,3 +124,30 @@ def test_lesson_11_labs_fail_on_their_starting_files_and_pass_on_the_solutions(p
     assert cell.locator(".harness-switch").is_visible()
     assert run_cell(page, cell_id) == recorded(page, cell_id)
     assert cell.get_attribute("data-harness") == "mine"
+
+
+def opening_labs() -> list[tuple[str, str]]:
+    """(page, point) for every lab of the course's opening, lessons 01 to 03, read from
+    lessons/course.yaml: the same list the build renders."""
+    import yaml
+    course = yaml.safe_load((ROOT / "lessons" / "course.yaml").read_text())
+    return [(f"lesson-{page['id']}.html", f"{int(page['id'])}.{number}")
+            for page in course["pages"] if page["id"] in ("01", "02", "03") and page.get("file")
+            for number in range(1, len(page.get("labs", [])) + 1)]
+
+
+@pytest.mark.parametrize("page_name, point", opening_labs())
+def test_opening_labs_fail_on_their_starting_files_and_pass_on_their_solutions(page, base_url, page_name,
+                                                                              point):
+    lesson, number = point.split(".")
+    lab_id = f"lab-{int(lesson)}-{number}"
+    page.goto(base_url + page_name)
+    wait_ready(page)
+    wait_editor(page, f"#{lab_id}")
+    assert editor_text(page, f"#{lab_id}") == starting(point)
+    before = run_tests(page, lab_id)
+    assert before and "fail" in before.values(), f"lab {point} passed on its starting file"
+    type_into_editor(page, f"#{lab_id}", solution(point))
+    after = run_tests(page, lab_id)
+    assert after and set(after.values()) == {"pass"}, f"lab {point} on its solution: {after}"
+    assert page.locator(f"#{lab_id} .lab-done").is_visible()
