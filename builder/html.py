@@ -8,6 +8,7 @@ contract"): the page's scripts find cells, labs and checks by these classes and 
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from html import escape
@@ -40,25 +41,22 @@ def highlight(code: str, language: str) -> str:
     return _pygments(code, lexer, HtmlFormatter(nowrap=True))
 
 
+@functools.lru_cache(maxsize=None)
+def drawn_plain(ttype) -> bool:
+    """Whether the book's style draws tokens of `ttype` like plain text: no colour, no weight."""
+    look = get_style_by_name(STYLE).style_for_token(ttype)
+    return ttype in Whitespace or not any(
+        look[key] for key in ("color", "bold", "italic", "underline", "bgcolor", "border"))
+
+
 class UnstyledAsText(Filter):
     """Tokens that the style draws like plain text (most names, punctuation, spaces) become plain
     text, so they get no <span> of their own. The page looks the same and weighs about half: a
     lab's starting file is hundreds of names and brackets, each of which would be a span."""
 
-    def __init__(self, **options):
-        super().__init__(**options)
-        self._plain: dict = {}
-
     def filter(self, lexer, stream):
         for ttype, value in stream:
-            yield (Text if self.is_plain(ttype) else ttype), value
-
-    def is_plain(self, ttype) -> bool:
-        if ttype not in self._plain:
-            look = get_style_by_name(STYLE).style_for_token(ttype)
-            self._plain[ttype] = ttype in Whitespace or not any(
-                look[key] for key in ("color", "bold", "italic", "underline", "bgcolor", "border"))
-        return self._plain[ttype]
+            yield (Text if drawn_plain(ttype) else ttype), value
 
 
 def code_stylesheet() -> str:
