@@ -110,10 +110,11 @@ function tools() {
     const file = input.files[0];
     if (!file) return;
     const why = await importText(await file.text());
+    input.value = "";
+    // The map is redrawn before the page says "imported", so the message never runs ahead of it.
+    if (!why) await showProgress().catch((error) => warn(`Progress could not be shown: ${error.message}`));
     message.dataset.state = why ? "refused" : "imported";
     message.textContent = why ? `Not imported: ${why}. Nothing was changed.` : "Progress imported.";
-    input.value = "";
-    if (!why) showProgress();
   });
   box.append(exportButton, label, message);
 }

@@ -110,8 +110,12 @@ def test_export_then_import_into_a_fresh_profile_restores_everything(profiles, b
     exported = tmp_path / "progress.json"
     info.value.save_as(exported)
 
-    fresh = first_page(profiles.open())
+    fresh_profile = profiles.open()
+    fresh = first_page(fresh_profile)
     fresh.goto(base_url + "index.html")
+    fresh.locator('[data-page="11"] .page-progress').wait_for(state="attached")
+    # A slow course.json (a loaded machine) must not let "imported" run ahead of the redrawn map.
+    fresh_profile.route("**/course.json", lambda route: (time.sleep(0.8), route.continue_()))
     fresh.locator("#progress-tools input[type=file]").set_input_files(str(exported))
     fresh.wait_for_function("document.querySelector('#progress-tools .progress-message').dataset.state === 'imported'")
     assert "1 of 2 labs passed" in fresh.locator('[data-page="11"] .page-progress').text_content()
