@@ -1,7 +1,7 @@
 // The course map's side of saved work: each page's progress (labs passed, cells edited, checks
 // answered), and all progress exported as one JSON file or imported from one. An import that is
 // not the book's saved work is refused with a message and changes nothing.
-import { allWork, problem, replaceAll, warn } from "./storage.js";
+import { allWork, onChange, problem, replaceAll, warn } from "./storage.js";
 import { download } from "./zip.js";
 
 const SITE = new URL("../../", import.meta.url);
@@ -38,15 +38,16 @@ function describe(progress) {
   return parts.length && (progress.labsPassed || progress.cellsEdited || progress.answered) ? parts.join(", ") : "";
 }
 
+let course = null;
+
+/** course.json, fetched once per page (an empty course when it cannot be read). */
+function courseOnce() {
+  course ??= fetch(new URL("course.json", SITE)).then((response) => response.json()).catch(() => ({ pages: [] }));
+  return course;
+}
+
 async function showProgress() {
-  let course;
-  try {
-    const response = await fetch(new URL("course.json", SITE));
-    course = await response.json();
-  } catch {
-    course = { pages: [] };
-  }
-  const pages = summarize(allWork(), course);
+  const pages = summarize(allWork(), await courseOnce());
   for (const entry of document.querySelectorAll("[data-page]")) {
     const progress = pages[entry.dataset.page];
     if (!progress) continue;
@@ -122,5 +123,9 @@ function tools() {
 export function init() {
   if (!document.querySelector("[data-page]") && !document.body.classList.contains("course-map")) return;
   tools();
-  showProgress().catch((error) => warn(`Progress could not be shown: ${error.message}`));
+  const show = () => showProgress().catch((error) => warn(`Progress could not be shown: ${error.message}`));
+  show();
+  // Work done in another tab reaches this map as it is saved there.
+  let pending = 0;
+  onChange(() => { cancelAnimationFrame(pending); pending = requestAnimationFrame(show); });
 }

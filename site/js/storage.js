@@ -11,6 +11,10 @@
 // An edit is never overwritten by a new build: when the book's text changes under it (`base`
 // differs), the page keeps the reader's code and offers the new text.
 //
+// Several tabs share the one copy. A tab writes only the entries it changed onto whatever another
+// tab saved since, and takes in the other tabs' saves as they happen, so a second tab open on
+// another lesson never writes its stale picture over the first tab's work.
+//
 // Checks, prompts and hints are saved and restored by answers.js, from checks.js's events.
 export const KEY = "agent-harness-book/work";
 export const FORMAT = 1;
@@ -21,6 +25,12 @@ let work = empty();
 let timer = 0;
 let loaded = false;
 const changeListeners = new Set();
+/** The entries this tab changed since its last save, as "section/id". */
+const dirty = new Set();
+/** The `saved` stamp of the newest save this tab has seen (its own or another tab's). */
+let seen = "";
+/** True after an import: the next save writes this tab's work whole, merging nothing. */
+let replaced = false;
 
 function empty() {
   return { format: FORMAT, build: "", saved: "", cells: {}, labs: {}, answers: {}, hints: {} };
@@ -149,6 +159,7 @@ export async function load() {
   const sound = copies.filter((copy) => copy.data).map((copy) => copy.data);
   sound.sort((a, b) => String(b.saved || "").localeCompare(String(a.saved || "")));
   if (sound.length) work = { ...empty(), ...sound[0] };
+  seen = String(work.saved || "");
   const damaged = copies.find((copy) => copy.damage);
   if (damaged && !sound.length) {
     try { localStorage.setItem(`${KEY}.corrupt`, damaged.text); } catch { /* full: said below */ }
@@ -172,8 +183,47 @@ export function allWork() {
 export function update(section, id, fields) {
   if (fields === null) delete work[section][id];
   else work[section][id] = { ...(work[section][id] || {}), ...fields };
+  dirty.add(`${section}/${id}`);
   scheduleSave();
+  notify(section, id);
+}
+
+function notify(section, id) {
   for (const listener of changeListeners) listener(section, id);
+}
+
+/** The sound copy in localStorage when another tab saved it after the newest save seen here. */
+function newerElsewhere() {
+  let text = null;
+  try {
+    text = localStorage.getItem(KEY);
+  } catch {
+    return null;
+  }
+  const { data } = parse(text);
+  return data && String(data.saved || "") > seen ? data : null;
+}
+
+/**
+ * Take `other` (another tab's save) into this tab's work, entry by entry, except the entries this
+ * tab changed and has not saved yet: those stay as this tab has them. Returns the entries that
+ * changed here, as [section, id] pairs.
+ */
+function takeIn(other) {
+  const changed = [];
+  for (const section of SECTIONS) {
+    const ids = new Set([...Object.keys(work[section]), ...Object.keys(other[section])]);
+    for (const id of ids) {
+      if (dirty.has(`${section}/${id}`)) continue;
+      const theirs = other[section][id];
+      if (JSON.stringify(theirs) === JSON.stringify(work[section][id])) continue;
+      if (theirs === undefined) delete work[section][id];
+      else work[section][id] = theirs;
+      changed.push([section, id]);
+    }
+  }
+  seen = String(other.saved || "");
+  return changed;
 }
 
 /** Call `listener(section, id)` after every change. */
@@ -196,7 +246,12 @@ let warnedFull = false;
 export async function saveNow() {
   clearTimeout(timer);
   timer = 0;
+  const other = replaced ? null : newerElsewhere();
+  if (other) takeIn(other);
+  dirty.clear();
+  replaced = false;
   work.saved = new Date().toISOString();
+  seen = work.saved;
   work.build = document.documentElement.dataset.build || work.build || "";
   const text = JSON.stringify(work);
   let reason = "";
@@ -220,7 +275,8 @@ export async function saveNow() {
 export function replaceAll(data) {
   work = { ...empty(), ...data, format: FORMAT };
   loaded = true;
-  for (const listener of changeListeners) listener("all", "");
+  replaced = true;
+  notify("all", "");
   return saveNow();
 }
 
@@ -229,6 +285,13 @@ function listen() {
   const flush = () => { if (timer) saveNow(); };
   addEventListener("pagehide", flush);
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
+  // Another tab saved: take its entries in now, so that this tab's picture stays whole.
+  addEventListener("storage", (event) => {
+    if (event.key !== KEY || !loaded) return;
+    const { data } = parse(event.newValue);
+    if (!data || String(data.saved || "") <= seen) return;
+    for (const [section, id] of takeIn(data)) notify(section, id);
+  });
 }
 
 /** Load the saved work; the page's parts that restore it wait for this. */

@@ -52,6 +52,15 @@ def kill_browser(profile: Path) -> int:
 
 EDITED = 'print("my own line")\n'
 
+# Record what lesson 11's line on the course map says at the moment the import says "imported".
+MAP_AT_IMPORT = """() => {
+  const message = document.querySelector('#progress-tools .progress-message');
+  new MutationObserver(() => {
+    if (message.dataset.state === 'imported' && !('mapAtImport' in window))
+      window.mapAtImport = document.querySelector('[data-page="11"] .page-progress')?.textContent ?? '';
+  }).observe(message, { attributes: true });
+}"""
+
 
 def test_edits_are_saved_within_a_second_and_survive_reload_and_a_killed_browser(profiles, fixture_url):
     profile = profiles.new_profile_dir()
@@ -112,13 +121,23 @@ def test_export_then_import_into_a_fresh_profile_restores_everything(profiles, b
 
     fresh_profile = profiles.open()
     fresh = first_page(fresh_profile)
-    fresh.goto(base_url + "index.html")
-    fresh.locator('[data-page="11"] .page-progress').wait_for(state="attached")
-    # A slow course.json (a loaded machine) must not let "imported" run ahead of the redrawn map.
-    fresh_profile.route("**/course.json", lambda route: (time.sleep(0.8), route.continue_()))
+    # course.json is held back until the file is chosen, as on a loaded machine: the page must
+    # still not say "imported" before the map shows what was imported.
+    held = []
+    fresh_profile.route("**/course.json", lambda route: held.append(route))
+    fresh.goto(base_url + "index.html", wait_until="domcontentloaded")
+    fresh.locator("#progress-tools .progress-message").wait_for(state="attached")
+    fresh.evaluate(MAP_AT_IMPORT)
     fresh.locator("#progress-tools input[type=file]").set_input_files(str(exported))
-    fresh.wait_for_function("document.querySelector('#progress-tools .progress-message').dataset.state === 'imported'")
-    assert "1 of 2 labs passed" in fresh.locator('[data-page="11"] .page-progress').text_content()
+    for _ in range(100):
+        if held:
+            break
+        fresh.wait_for_timeout(50)
+    assert held, "the course map did not ask for course.json"
+    for route in held:
+        route.continue_()
+    fresh.wait_for_function("'mapAtImport' in window")
+    assert "1 of 2 labs passed" in fresh.evaluate("window.mapAtImport"), "'imported' ran ahead of the map"
     after = stored(fresh)
     for section in ("cells", "labs", "answers", "hints"):
         assert after[section] == before[section], section
@@ -188,3 +207,38 @@ def test_a_changed_starting_file_keeps_the_readers_code_and_offers_the_new_one(p
     notice.locator(".lab-take-new").click()
     starting = json.loads(page.locator("#lab-99-1 .lab-data").text_content())["starting"]
     assert editor_text(page, "#lab-99-1") == starting
+
+
+def test_two_tabs_on_two_lessons_keep_both_readers_edits(profiles, base_url):
+    """A tab saves only what it changed, onto what another tab saved since; and a course map open
+    in a third tab shows both edits as they are saved, without a reload."""
+    context = profiles.open()
+    course_map = first_page(context)
+    course_map.goto(base_url + "index.html")
+    course_map.locator('[data-page="11"] .page-progress').wait_for(state="attached")
+    first, eleventh = context.new_page(), context.new_page()
+    first.goto(base_url + "lesson-01.html")
+    eleventh.goto(base_url + "lesson-11.html")
+    ids = {}
+    for tab, lesson in ((first, "01"), (eleventh, "11")):
+        ids[lesson] = tab.locator(".cell[data-editable]").first.get_attribute("data-cell")
+        wait_editor(tab, f"#cell-{ids[lesson]}")
+
+    type_into_editor(first, f"#cell-{ids['01']}", 'print("edited in lesson 01")\n')
+    first.wait_for_function(f"(localStorage.getItem({KEY!r}) || '').includes('edited in lesson 01')", timeout=3000)
+    # The lesson 11 tab was opened before that save; its own save must not write over it.
+    type_into_editor(eleventh, f"#cell-{ids['11']}", 'print("edited in lesson 11")\n')
+    eleventh.wait_for_function(f"(localStorage.getItem({KEY!r}) || '').includes('edited in lesson 11')", timeout=3000)
+    cells = stored(eleventh)["cells"]
+    assert cells[ids["01"]]["code"] == 'print("edited in lesson 01")\n', "the second tab wrote over the first's edit"
+    assert cells[ids["11"]]["code"] == 'print("edited in lesson 11")\n'
+
+    for lesson in ("01", "11"):
+        course_map.wait_for_function(
+            f"document.querySelector('[data-page=\"{lesson}\"] .page-progress').textContent.includes('1 cell edited')",
+            timeout=3000)
+
+    first.reload()
+    assert editor_text(first, f"#cell-{ids['01']}") == 'print("edited in lesson 01")\n'
+    eleventh.reload()
+    assert editor_text(eleventh, f"#cell-{ids['11']}") == 'print("edited in lesson 11")\n'
