@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -17,7 +16,6 @@ sys.path.insert(0, str(ROOT / "site"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from find_browser import FLAGS, find_browser  # noqa: E402
-import serve  # noqa: E402  (site/serve.py)
 
 ARTIFACTS = ROOT / "test-artifacts"
 LOCAL_HOSTS = {"127.0.0.1"}
@@ -43,26 +41,17 @@ def fixture_root():
 @pytest.fixture(scope="session")
 def fixture_url(fixture_root):
     """lesson 99 served with the isolation headers. Tests share the server, never a profile."""
-    from fixture_site import serve_dir
-    server, url = serve_dir(fixture_root)
-    yield url
-    server.shutdown()
-    server.server_close()
-
-
-def start_server(root: Path):
-    server = serve.make_server(root, 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+    from fixture_site import serving
+    with serving(fixture_root) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def base_url(site_dir):
-    server, url = start_server(site_dir)
-    yield url
-    server.shutdown()
-    server.server_close()
+    """The built book, served as site/serve.py serves it."""
+    from fixture_site import serving
+    with serving(site_dir) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

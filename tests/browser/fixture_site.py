@@ -11,7 +11,9 @@ import html
 import json
 import shutil
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -165,9 +167,10 @@ def type_into_editor(page, selector: str, text: str) -> None:
     page.keyboard.insert_text(text)
 
 
-def serve_dir(root: Path, isolated: bool = True):
-    """Serve `root` on 127.0.0.1 like site/serve.py; without the isolation headers if asked (so
-    that Stop must end the worker). Returns (server, base url)."""
+@contextmanager
+def serving(root: Path, isolated: bool = True) -> Iterator[str]:
+    """Serve `root` on 127.0.0.1 like site/serve.py, for as long as the `with` lasts; without the
+    isolation headers if asked (so that Stop must end the worker). Yields the base url."""
     import functools
     import http.server
     import threading
@@ -182,8 +185,11 @@ def serve_dir(root: Path, isolated: bool = True):
                 http.server.SimpleHTTPRequestHandler.end_headers(self)
 
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Plain, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 OUTPUT_NOTE = "[Output stopped at 200,000 characters: the rest is not shown.]"

@@ -16,7 +16,8 @@ sys.path.insert(0, str(ROOT))
 
 from builder.pipeline import build  # noqa: E402
 from builder.project import Project  # noqa: E402
-from conftest import screenshot, start_server  # noqa: E402
+from conftest import screenshot  # noqa: E402
+from fixture_site import serving  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "book"
 
@@ -25,10 +26,8 @@ FIXTURE = ROOT / "tests" / "fixtures" / "book"
 def book_url(tmp_path_factory):
     out = tmp_path_factory.mktemp("checks") / "_site"
     build(Project.at(FIXTURE), out, log=lambda line: None)
-    server, url = start_server(out)
-    yield url
-    server.shutdown()
-    server.server_close()
+    with serving(out) as url:
+        yield url
 
 
 def open_lesson(page, book_url):

@@ -207,20 +207,16 @@ def test_a_reader_at_work_keeps_their_build_until_they_switch(tmp_path, profiles
 def test_the_worker_adds_isolation_to_what_it_serves(tmp_path, profiles):
     """Served by a plain static server (no COOP/COEP), the book is not isolated on the first visit;
     from the second on the worker serves it, headers added, and it is, online and offline."""
-    from fixture_site import serve_dir
+    from fixture_site import serving
 
     book = small_book(tmp_path / "book")
-    server, url = serve_dir(book, isolated=False)
-    try:
+    with serving(book, isolated=False) as url:
         context, page, errors = open_page(profiles)
         page.goto(url)
         assert page.evaluate("crossOriginIsolated") is False
         page.wait_for_function(CONTROLLED, timeout=60_000)
         page.reload()
         assert page.evaluate("crossOriginIsolated") is True
-    finally:
-        server.shutdown()
-        server.server_close()
     context.set_offline(True)
     page.reload()
     assert page.evaluate("crossOriginIsolated") is True

@@ -6,17 +6,15 @@ import time
 
 import pytest
 
-from fixture_site import recorded, run_cell, serve_dir, wait_ready
+from fixture_site import recorded, run_cell, serving, wait_ready
 
 
 
 
 @pytest.fixture(params=["isolated", "plain"])
 def served(request, fixture_root):
-    server, url = serve_dir(fixture_root, isolated=request.param == "isolated")
-    yield request.param, url
-    server.shutdown()
-    server.server_close()
+    with serving(fixture_root, isolated=request.param == "isolated") as url:
+        yield request.param, url
 
 
 def state(page, cell_id):
@@ -74,14 +72,9 @@ def test_the_time_limit_ends_a_runaway_cell(page, served):
     assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
 
 
-def test_deep_recursion_ends_in_an_error_and_python_carries_on(page, fixture_root):
-    server, url = serve_dir(fixture_root)
-    try:
-        page.goto(url + "lesson-99.html")
-        wait_ready(page)
-        output = run_cell(page, "99-8", timeout=30_000)
-        assert "RecursionError" in output or "[Stopped" in output or "[Could not run" in output
-        assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
-    finally:
-        server.shutdown()
-        server.server_close()
+def test_deep_recursion_ends_in_an_error_and_python_carries_on(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    output = run_cell(page, "99-8", timeout=30_000)
+    assert "RecursionError" in output or "[Stopped" in output or "[Could not run" in output
+    assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
