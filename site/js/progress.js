@@ -46,8 +46,13 @@ function courseOnce() {
   return course;
 }
 
-async function showProgress() {
-  const pages = summarize(allWork(), await courseOnce());
+/** Draw each page's progress on the map; a failure is warned about, never thrown. */
+function showProgress() {
+  return courseOnce().then(drawProgress).catch((error) => warn(`Progress could not be shown: ${error.message}`));
+}
+
+function drawProgress(manifest) {
+  const pages = summarize(allWork(), manifest);
   for (const entry of document.querySelectorAll("[data-page]")) {
     const progress = pages[entry.dataset.page];
     if (!progress) continue;
@@ -59,7 +64,7 @@ async function showProgress() {
     }
     slot.textContent = describe(progress);
     entry.dataset.progress = progress.labs && progress.labsPassed === progress.labs ? "done"
-      : describe(progress) ? "started" : "none";
+      : slot.textContent ? "started" : "none";
   }
 }
 
@@ -113,7 +118,7 @@ function tools() {
     const why = await importText(await file.text());
     input.value = "";
     // The map is redrawn before the page says "imported", so the message never runs ahead of it.
-    if (!why) await showProgress().catch((error) => warn(`Progress could not be shown: ${error.message}`));
+    if (!why) await showProgress();
     message.dataset.state = why ? "refused" : "imported";
     message.textContent = why ? `Not imported: ${why}. Nothing was changed.` : "Progress imported.";
   });
@@ -123,9 +128,8 @@ function tools() {
 export function init() {
   if (!document.querySelector("[data-page]") && !document.body.classList.contains("course-map")) return;
   tools();
-  const show = () => showProgress().catch((error) => warn(`Progress could not be shown: ${error.message}`));
-  show();
+  showProgress();
   // Work done in another tab reaches this map as it is saved there.
   let pending = 0;
-  onChange(() => { cancelAnimationFrame(pending); pending = requestAnimationFrame(show); });
+  onChange(() => { cancelAnimationFrame(pending); pending = requestAnimationFrame(showProgress); });
 }

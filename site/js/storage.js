@@ -192,16 +192,19 @@ function notify(section, id) {
   for (const listener of changeListeners) listener(section, id);
 }
 
-/** The sound copy in localStorage when another tab saved it after the newest save seen here. */
+/** `text` parsed, when it is a sound save made after the newest save seen here; else null. */
+function newer(text) {
+  const { data } = parse(text);
+  return data && String(data.saved || "") > seen ? data : null;
+}
+
+/** The copy in localStorage when another tab saved it after the newest save seen here. */
 function newerElsewhere() {
-  let text = null;
   try {
-    text = localStorage.getItem(KEY);
+    return newer(localStorage.getItem(KEY));
   } catch {
     return null;
   }
-  const { data } = parse(text);
-  return data && String(data.saved || "") > seen ? data : null;
 }
 
 /**
@@ -287,10 +290,8 @@ function listen() {
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") flush(); });
   // Another tab saved: take its entries in now, so that this tab's picture stays whole.
   addEventListener("storage", (event) => {
-    if (event.key !== KEY || !loaded) return;
-    const { data } = parse(event.newValue);
-    if (!data || String(data.saved || "") <= seen) return;
-    for (const [section, id] of takeIn(data)) notify(section, id);
+    const data = event.key === KEY && loaded ? newer(event.newValue) : null;
+    if (data) for (const [section, id] of takeIn(data)) notify(section, id);
   });
 }
 
