@@ -70,12 +70,12 @@ class Renderer:
         return self.templates.get_template(template).render(
             **self._common(page), body=Markup(body), new_here=Markup(new_here),
             builds_on=Link(previous) if previous and page.kind == "lesson" else None,
-            lab_count=len(page.labs), title=_title(page))
+            lab_count=len(page.labs), title=_title(page), runs_python=bool(source.cells or labs))
 
     def index(self) -> str:
         """The course map: every page in order, written or not."""
         return self.templates.get_template("index.html").render(
-            **self._common(None), title="The course", pages=self.course.pages,
+            **self._common(None), title="The course", runs_python=False, pages=self.course.pages,
             links=[Link(p) for p in self.course.pages])
 
 

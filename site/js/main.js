@@ -8,7 +8,9 @@ import * as answers from "./answers.js";
 import * as progress from "./progress.js";
 import * as offline from "./offline.js";
 
-python.init(); // first: Pyodide boots while the rest of the page is set up
+// First: Pyodide boots while the rest of the page is set up; a page with no code (the course
+// map) starts no Python at all.
+if (document.querySelector(".cell, .lab")) python.init();
 await storage.init(); // the saved work, read before the parts that restore it
 checks.init();
 cells.init();

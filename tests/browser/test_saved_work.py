@@ -216,6 +216,8 @@ def test_two_tabs_on_two_lessons_keep_both_readers_edits(profiles, base_url):
     course_map = first_page(context)
     course_map.goto(base_url + "index.html")
     course_map.locator('[data-page="11"] .page-progress').wait_for(state="attached")
+    assert course_map.evaluate("!globalThis.bookPythonBoot && !document.getElementById('python-status')"), \
+        "the course map has no code, so it starts no Python"
     first, eleventh = context.new_page(), context.new_page()
     first.goto(base_url + "lesson-01.html")
     eleventh.goto(base_url + "lesson-11.html")
