@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Build the book: `python build.py [--out DIR]`, or run one file as a cell of a lesson:
-`python build.py run --lesson N FILE.py`. `--root DIR` first builds another book laid out like
+`python build.py run --lesson N FILE.py`, or run a lesson's wrong designs through its
+lab tests: `python build.py wrong --lesson N`. `--root DIR` first builds another book laid out like
 this one (the tests' fixture course).
 
 The stages are in builder/ (load, parse, execute, render, write); this file is only the command
@@ -40,6 +41,37 @@ def run_file(project: Project, lesson: int, path: Path, timeout: float) -> int:
     return 1 if result["run"].error else 0
 
 
+def judge_wrong(project: Project, lesson: str) -> int:
+    """Run every wrong design of a lesson through its lab's tests; say which are caught."""
+    import tempfile
+    from builder import wrong
+    from lab import lab_check
+
+    course = course_stage.load(project)
+    page = course.page(lesson.zfill(2) if lesson.isdigit() else lesson)
+    if page is None or not page.labs:
+        raise BuildError(project.rel(course.path), 0, f"lesson {lesson} has no labs")
+    ids = {test_id for test_id, _, _ in lab_check.sentences(project.tests_file(page))}
+    designs = wrong.load(project, page, ids)
+    labs = Labs(project, course)
+    wrong.check_applies(project, page, designs, labs.stages.solution)
+    with tempfile.TemporaryDirectory() as folder:
+        verdicts = wrong.judge(project, page, designs, labs.stages.solution, Path(folder))
+    bad = 0
+    for verdict in verdicts:
+        design = verdict.design
+        print(f"{'caught' if not verdict.problems else 'MISSED'}  {design.point} {design.name}")
+        for result in verdict.results:
+            if result["id"] in design.fails or result["status"] != "pass":
+                first = (result["message"] or "").splitlines()[:1]
+                print(f"      {result['status'].upper():5} {result['id']}: {first[0] if first else ''}")
+        for problem in verdict.problems:
+            print(f"      -> {problem}")
+        bad += bool(verdict.problems)
+    print(f"{len(verdicts) - bad} caught, {bad} missed")
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     project = Project.book()
@@ -54,6 +86,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.add_argument("file", type=Path)
             args = parser.parse_args(argv[1:])
             return run_file(project, args.lesson, args.file, args.timeout)
+        if argv[:1] == ["wrong"]:
+            parser = argparse.ArgumentParser(prog="build.py wrong",
+                                             description="Run a lesson's wrong designs.")
+            parser.add_argument("--lesson", required=True)
+            args = parser.parse_args(argv[1:])
+            return judge_wrong(project, args.lesson)
         parser = argparse.ArgumentParser(prog="build.py", description="Build the book.")
         parser.add_argument("--out", type=Path, default=project.root / "_site")
         parser.add_argument("--no-assets", action="store_true",

@@ -17,22 +17,26 @@ KINDS = ("welcome", "lesson", "checkpoint", "side-quest")
 
 @dataclass
 class Page:
-    """One entry of the course: written (it has a `file`) or not yet."""
+    """One entry of the course. Its room is `lessons/<folder>/`: the page is written once the
+    folder holds `page.md`; a lesson's lab tests (`tests.py`), wrong designs (`wrong.yaml`) and
+    figures (`figures/`) live beside it, written or not."""
 
     id: str
     kind: str
     title: str
     subtitle: str = ""
     minutes: int | None = None
-    file: str | None = None
+    folder: str = ""
+    written: bool = False          # lessons/<folder>/page.md exists
     labs: list[str] = field(default_factory=list)
     capability: str = ""
     after: str | None = None
     line: int = 0                  # where it is in course.yaml
 
     @property
-    def written(self) -> bool:
-        return self.file is not None
+    def file(self) -> str:
+        """The page's source, relative to lessons/."""
+        return f"{self.folder}/page.md"
 
     @property
     def number(self) -> int | str:
@@ -151,7 +155,7 @@ def load(project: Project) -> Course:
                 raise BuildError(where, line, f"a page without {key!r}")
         page = Page(id=str(raw["id"]), kind=raw["kind"], title=raw["title"],
                     subtitle=raw.get("subtitle", ""), minutes=raw.get("minutes"),
-                    file=raw.get("file"), labs=list(raw.get("labs") or []),
+                    folder=str(raw.get("folder") or ""), labs=list(raw.get("labs") or []),
                     capability=raw.get("capability", ""),
                     after=str(raw["after"]) if raw.get("after") is not None else None, line=line)
         if page.kind not in KINDS:
@@ -159,10 +163,17 @@ def load(project: Project) -> Course:
                                           f"(one of {', '.join(KINDS)})")
         if page.id in seen:
             raise BuildError(where, line, f"page id {page.id!r} appears twice")
+        if any(other.folder == page.folder for other in pages):
+            raise BuildError(where, line, f"folder {page.folder!r} is named twice")
         if page.kind == "lesson" and not page.id.isdigit():
             raise BuildError(where, line, f"lesson id {page.id!r} is not a number")
-        if page.file and not (project.lessons / page.file).exists():
-            raise BuildError(where, line, f"page {page.id}: lessons/{page.file} does not exist")
+        if not page.folder or "/" in page.folder or page.folder.startswith("."):
+            raise BuildError(where, line, f"page {page.id}: a page needs folder: <name> (its room "
+                                          f"in lessons/)")
+        if raw.get("file") is not None:
+            raise BuildError(where, line, f"page {page.id}: file: is gone; name the page's folder "
+                                          f"(folder: {page.folder}) and put page.md in it")
+        page.written = (project.lessons / page.file).exists()
         seen.add(page.id)
         pages.append(page)
     return Course(pages=pages, tau_repo=tau["repo"], tau_commit=str(tau["commit"]), path=path)

@@ -2,7 +2,7 @@
 
 The starting files, the reference harness each lesson's cells import, the diffs and the test
 checklists all come from two sources of truth, harness_py/course/harness.py (through
-harness_py/stages.py) and harness_py/course/tests/lessonNN.py (through lab_check.sentences, which
+harness_py/stages.py) and each lesson's lessons/<folder>/tests.py (through lab_check.sentences, which
 reads the tests without running them). This module only asks them; it cuts nothing itself.
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ class Labs:
     # -- what a lab section shows -----------------------------------------------------------------
 
     def tests_file(self, page: Page) -> Path:
-        return self.project.tests_dir / tests_name(page)
+        return self.project.tests_file(page)
 
     def sentences(self, page: Page) -> list[tuple[str, int, str]]:
         """(test id, lab, sentence) of the page's tests, read by lab_check without running them."""

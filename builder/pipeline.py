@@ -89,7 +89,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
         views = labs.views(page, parsed.rel) if page.labs else {}
         files[page.path] = renderer.lesson(parsed, outputs, views)
         for src in parsed.figures:
-            files[f"assets/{src}"] = project.lessons / src
+            files[f"assets/{src}"] = project.room(page) / src
         if page.labs:
             files.update(labs.downloads(page))
         manifest_pages.append(_manifest_entry(page, parsed, views))

@@ -17,7 +17,6 @@ class Project:
     root: Path
     lessons: Path
     harness_source: Path
-    tests_dir: Path
     code: Path                     # harness_py: stages.py, cellrun.py, lab/
     site: Path                     # templates/, css/, js/
 
@@ -25,9 +24,15 @@ class Project:
     def course_file(self) -> Path:
         return self.lessons / "course.yaml"
 
-    @property
-    def figures(self) -> Path:
-        return self.lessons / "figures"
+    def room(self, page) -> Path:
+        """A page's folder: page.md, tests.py, wrong.yaml, figures/."""
+        return self.lessons / page.folder
+
+    def tests_file(self, page) -> Path:
+        return self.room(page) / "tests.py"
+
+    def wrong_file(self, page) -> Path:
+        return self.room(page) / "wrong.yaml"
 
     @property
     def lab_package(self) -> Path:
@@ -60,5 +65,4 @@ class Project:
         root = Path(root)
         return cls(root=root, lessons=root / "lessons",
                    harness_source=root / "harness_py" / "course" / "harness.py",
-                   tests_dir=root / "harness_py" / "course" / "tests",
                    code=code or REPO / "harness_py", site=site or REPO / "site")

@@ -218,8 +218,8 @@ class _Checker:
         src = values.get("src")
         if not src:
             self.fail(line, "a figure needs src=figures/<file>.svg")
-        if not (self.project.lessons / src).is_file():
-            self.fail(line, f"figure file lessons/{src} does not exist")
+        if not src.startswith("figures/") or not (self.project.room(self.source.page) / src).is_file():
+            self.fail(line, f"figure file lessons/{self.source.page.folder}/{src} does not exist")
         kids = token.children
         if len(kids) < 2 or kids[0].type != "paragraph_open" or not kids[1].content.startswith("alt:"):
             self.fail(line, "a figure starts with a paragraph 'alt: <what the figure shows>'")

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB_PACKAGE = ROOT / "harness_py" / "lab"
-TESTS_11 = ROOT / "harness_py" / "course" / "tests" / "lesson11.py"
+TESTS_11 = ROOT / "lessons" / "11-power-cut" / "tests.py"
 
 HARNESS = textwrap.dedent('''\
     def add(a, b):
@@ -304,8 +304,12 @@ def test_the_page_runs_the_same_runner_under_pyodide(tmp_path, course):
     script.write_text(NODE_SCRIPT % {"module": repr(str(PYODIDE / "pyodide.mjs")),
                                      "index": repr(str(PYODIDE) + "/")}, encoding="utf-8")
     solution = course.solution("11.2")
-    variant = (ROOT / "tests" / "variants" / "lesson11" / "live_listener_list.py").read_text()
-    files = {"solution.py": solution, "variant.py": solution + "\n\n" + variant,
+    from builder import course as course_stage, wrong
+    from builder.project import Project
+    project = Project.book()
+    eleven = course_stage.load(project).page("11")
+    variant = next(d for d in wrong.load(project, eleven) if d.name == "live listener list")
+    files = {"solution.py": solution, "variant.py": variant.apply(solution),
              "broken.py": solution.replace("class SessionLog:", "class SessionLog(:", 1)}
     for file, text in files.items():
         (tmp_path / file).write_text(text, encoding="utf-8")
