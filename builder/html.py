@@ -369,13 +369,26 @@ def _cell(token: Token, page: PageContext) -> str:
         attrs.append("data-editable")
     if cell.lab is not None:
         attrs.append(f'data-lab="{cell.lab}"')
+    if cell.answers:
+        attrs.append(f'data-answers="{cell.answers}"')
     if cell.raises:
         attrs.append("data-raises")
     data = script_json({"source": cell.source, "output": output})
     return (f'<div {" ".join(attrs)}>\n'
             f'<pre class="cell-code {CSS_CLASS}">{highlight(cell.source, "python")}</pre>\n'
             f'<script type="application/json" class="cell-data">{data}</script>\n'
-            f'<pre class="cell-output" aria-label="Output">{escape(output)}</pre>\n</div>\n')
+            + _cell_output(cell, output) + '</div>\n')
+
+
+def _cell_output(cell, output: str) -> str:
+    """The recorded output. A cell that answers a check or prompt keeps it folded, so the
+    question comes before its answer: open it yourself, answer, or run the cell."""
+    pre = f'<pre class="cell-output" aria-label="Output">{escape(output)}</pre>\n'
+    if not cell.answers:
+        return pre
+    kind = cell.answers.split("-")[0]
+    return (f'<details class="cell-answer" data-answers="{cell.answers}"><summary>What it '
+            f'printed (answer the {kind} above first, or run the cell)</summary>\n{pre}</details>\n')
 
 
 def _link_open(self, tokens, idx, options, env) -> str:

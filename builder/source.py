@@ -36,7 +36,7 @@ PARENTS: dict[str, set[str] | None] = {
 }
 CLOSED = {"check", "prompt", "hints", "card", "side-by-side"}   # hold only their own parts (and prose)
 ROLES = ("tau", "general")
-CELL_FLAGS = ("editable", "raises")
+CELL_FLAGS = ("editable", "raises", "answers")
 CELL_VALUES = ("lab", "timeout", "id")
 DEFAULT_TIMEOUT = 10.0
 TAU_REF = re.compile(r"[\w./-]+(:\d+(-\d+)?)?\Z")
@@ -53,6 +53,8 @@ class Cell:
     lab: int | None = None
     raises: bool = False
     timeout: float = DEFAULT_TIMEOUT
+    answers: str | None = None     # "check-11-2" / "prompt-11-1": its output stays folded until
+                                   # the reader has answered that, or runs the cell
     expected: str | None = None    # the declared ```output, if any
     expected_line: int = 0
 
@@ -131,6 +133,7 @@ class _Checker:
         self.parents: list[Token] = []     # the directives around the one being checked
         self.counts = {"check": 0, "prompt": 0, "figure": 0, "cell": 0}
         self.cell_ids: set[str] = set()
+        self.last_question: str | None = None    # the latest check or prompt, for `answers`
 
     def fail(self, line: int, message: str) -> None:
         raise BuildError(self.source.rel, line, message)
@@ -204,6 +207,7 @@ class _Checker:
                 self.fail(option.map[0] + 1, f"an option takes only 'right', not {sorted(extra)}")
         self.counts["check"] += 1
         token.meta["number"] = self.counts["check"]
+        self.last_question = f"check-{self.source.page.number}-{self.counts['check']}"
 
     def d_prompt(self, token: Token, params: str, line: int) -> None:
         if not token.children or token.children[0].type == "directive":
@@ -212,6 +216,7 @@ class _Checker:
             self.fail(line, "a prompt needs exactly one '::: answer'")
         self.counts["prompt"] += 1
         token.meta["number"] = self.counts["prompt"]
+        self.last_question = f"prompt-{self.source.page.number}-{self.counts['prompt']}"
 
     def d_figure(self, token: Token, params: str, line: int) -> None:
         _, values = markup.key_values(params)
@@ -284,7 +289,7 @@ class _Checker:
         for flag in flags:
             if flag not in CELL_FLAGS:
                 self.fail(line, f"unknown cell option {flag!r} (options: editable, raises, "
-                                f"lab=K, timeout=S, id=NAME)")
+                                f"answers, lab=K, timeout=S, id=NAME)")
         for key in values:
             if key not in CELL_VALUES:
                 self.fail(line, f"unknown cell option {key}= (options: editable, raises, "
@@ -311,8 +316,13 @@ class _Checker:
         except SyntaxError as error:
             where = line + (error.lineno or 1)
             self.fail(where, f"cell does not parse: {error.msg}")
+        answers = None
+        if "answers" in flags:
+            if self.last_question is None:
+                self.fail(line, "a cell that answers comes after the check or prompt it answers")
+            answers = self.last_question
         cell = Cell(id=cell_id, source=token.content, line=line, editable="editable" in flags,
-                    lab=lab, raises="raises" in flags, timeout=timeout,
+                    lab=lab, answers=answers, raises="raises" in flags, timeout=timeout,
                     expected=token.meta.get("expected"),
                     expected_line=token.meta.get("expected_line", 0))
         token.meta["cell"] = cell.id

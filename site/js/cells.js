@@ -75,6 +75,12 @@ class Cell {
     if (this.editable) this.restore();
   }
 
+  /** A cell that answers a check or prompt shows its output once that is answered or it runs. */
+  unfold() {
+    const fold = this.element.querySelector("details.cell-answer");
+    if (fold) fold.open = true;
+  }
+
   build() {
     const bar = document.createElement("div");
     bar.className = "cell-bar";
@@ -201,6 +207,7 @@ class Cell {
   }
 
   async run() {
+    this.unfold();
     if (this.running) return;
     this.running = true;
     this.cancelled = null;
@@ -262,6 +269,12 @@ export function init() {
       console.error(`cell ${element.dataset.cell}: ${error.message}`);
     }
   }
+  // A question answered unfolds the output of the cell that answers it (answers.js replays
+  // saved answers through the same events, so a reload keeps them open).
+  const unfold = (id) => cells.filter((cell) => cell.element.dataset.answers === id)
+    .forEach((cell) => cell.unfold());
+  document.addEventListener("book:check", (event) => unfold(`check-${event.detail.check}`));
+  document.addEventListener("book:answer", (event) => unfold(`prompt-${event.detail.prompt}`));
   // Once Python is up, the editor bundle comes in and every editable cell gets its editor.
   if (cells.some((cell) => cell.editable)) {
     const undo = onState((state) => {
