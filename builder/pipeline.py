@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, course as course_stage, html, offline, source as source_stage
+from . import cells, course as course_stage, html, offline, rules, source as source_stage, tau, wrong
 from .labs import Labs
 from .project import Project
 from .render import Renderer
@@ -55,6 +55,24 @@ def _manifest_entry(page, source=None, views=None) -> dict:
                      for v in (views or {}).values()]}
 
 
+def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
+    """The book's rules (rules.py) on every written page, its wrong designs, and the Tau lock."""
+    cited: dict[str, list[tuple[str, int]]] = {}
+    for page_id, parsed in sources.items():
+        page = parsed.page
+        missing = []
+        if page.labs:
+            ids = {test_id for test_id, _, _ in labs.sentences(page)}
+            designs = wrong.load(project, page, ids)
+            wrong.check_applies(project, page, designs, labs.stages.solution)
+            missing = [k for k in range(1, len(page.labs) + 1) if k not in {d.lab for d in designs}]
+        rules.check(parsed, project.room(page), missing)
+        for citation in parsed.model.citations:
+            cited.setdefault(citation.ref, []).append((parsed.rel, citation.line))
+    lock = tau.lock_path(project.lessons)
+    tau.check(tau.read(project.lessons), course.tau_commit, cited, project.rel(lock))
+
+
 def build(project: Project, out: Path, *, assets: bool = True,
           log: Callable[[str], None] = print) -> Report:
     """Build the book of `project` into `out`. Raises BuildError on the first bad source."""
@@ -71,6 +89,9 @@ def build(project: Project, out: Path, *, assets: bool = True,
             f"{_count(len(parsed.labs), 'lab')}, {_count(len(parsed.figures), 'figure')}")
 
     labs = Labs(project, course)
+    check_rules(project, course, sources, labs)
+    log(f"rules    {len(sources)} pages keep the book's rules; "
+        f"{sum(len(s.model.citations) for s in sources.values())} Tau citations locked")
     renderer = Renderer(project, course)
     files: dict[str, Content] = {}
     manifest_pages = []

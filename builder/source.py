@@ -19,6 +19,8 @@ from markdown_it.token import Token
 
 from . import markup
 from .course import Course, Page
+from .model import (Check, Citation, Figure, Hint, Lab, Option, PageModel, Prompt, Section,
+                    fold)
 from .errors import BuildError
 from .project import Project
 
@@ -76,6 +78,7 @@ class Source:
     cells: list[Cell] = field(default_factory=list)
     labs: dict[int, Token] = field(default_factory=dict)
     figures: list[str] = field(default_factory=list)     # src of each figure, in order
+    model: PageModel = field(default_factory=PageModel)  # every part, typed (model.py)
 
 
 def parse(project: Project, course: Course, page: Page) -> Source:
@@ -138,6 +141,21 @@ class _Checker:
     def fail(self, line: int, message: str) -> None:
         raise BuildError(self.source.rel, line, message)
 
+    def raw(self, first: int, end: int) -> str:
+        """The source text of lines [first, end) (0-based), as the author wrote it."""
+        return "\n".join(self.lines[first:end]).strip()
+
+    def inside(self, token: Token, until: Token | None = None) -> str:
+        """A directive's text, after its opening line, up to `until` or its closing line."""
+        return self.raw(token.map[0] + 1, until.map[0] if until is not None else token.map[1])
+
+    def hints(self, token: Token) -> list[Hint]:
+        return [Hint(title=h.meta["params"], text=self.inside(h), line=h.map[0] + 1)
+                for h in self._parts(token, "hint")]
+
+    def first_part(self, token: Token) -> Token | None:
+        return next((t for t in token.children if t.type == "directive"), None)
+
     def walk(self, tokens: list[Token], parent: str) -> None:
         for token in tokens:
             line = token.map[0] + 1 if token.map else 0
@@ -149,6 +167,12 @@ class _Checker:
                 self.fail(line, "an ```output fence must come straight after a ```python cell")
             elif token.type == "inline":
                 self.check_inline(token, line)
+            elif token.type == "heading_open" and token.tag == "h2" and not parent:
+                self.source.model.sections.append(Section(title="", line=line))
+            if (token.type == "inline" and self.source.model.sections
+                    and self.source.model.sections[-1].line == line and not parent
+                    and not self.source.model.sections[-1].title):
+                self.source.model.sections[-1].title = token.content
 
     # -- directives --------------------------------------------------------------------------
 
@@ -164,6 +188,8 @@ class _Checker:
             where = " or ".join(f"'::: {p}'" for p in sorted(allowed) if p) or "the top level"
             self.fail(line, f"'::: {name}' belongs inside {where}")
         getattr(self, "d_" + name.replace("-", "_"), lambda *a: None)(token, params, line)
+        if parent == "card":
+            self.source.model.card.add(name)
         self.parents.append(token)
         self.walk(token.children, name)
         self.parents.pop()
@@ -208,6 +234,14 @@ class _Checker:
         self.counts["check"] += 1
         token.meta["number"] = self.counts["check"]
         self.last_question = f"check-{self.source.page.number}-{self.counts['check']}"
+        explain = self._parts(token, "explain")
+        self.source.model.checks.append(Check(
+            number=self.counts["check"], line=line,
+            question=self.inside(token, self.first_part(token)),
+            options=[Option(text=fold(o.children[1].content), right="right" in o.meta["params"].split(),
+                            explanation=self.raw(o.children[0].map[1], o.map[1]),
+                            line=o.map[0] + 1) for o in options],
+            explain=self.inside(explain[0]) if explain else ""))
 
     def d_prompt(self, token: Token, params: str, line: int) -> None:
         if not token.children or token.children[0].type == "directive":
@@ -217,6 +251,12 @@ class _Checker:
         self.counts["prompt"] += 1
         token.meta["number"] = self.counts["prompt"]
         self.last_question = f"prompt-{self.source.page.number}-{self.counts['prompt']}"
+        misses = self._parts(token, "misses")
+        self.source.model.prompts.append(Prompt(
+            number=self.counts["prompt"], line=line,
+            question=self.inside(token, self.first_part(token)), hints=self.hints(token),
+            answer=self.inside(self._parts(token, "answer")[0]),
+            misses=self.inside(misses[0]) if misses else ""))
 
     def d_figure(self, token: Token, params: str, line: int) -> None:
         _, values = markup.key_values(params)
@@ -234,6 +274,9 @@ class _Checker:
         token.meta["number"] = self.counts["figure"]
         token.meta["src"] = src
         self.source.figures.append(src)
+        self.source.model.figures.append(Figure(
+            number=self.counts["figure"], line=line, src=src, alt=kids[1].content[4:].strip(),
+            caption=self.raw(kids[0].map[1], token.map[1])))
 
     def d_aside(self, token: Token, params: str, line: int) -> None:
         if not params:
@@ -258,11 +301,19 @@ class _Checker:
             self.fail(line, f"lab {number} comes before lab {len(self.source.labs) + 1}")
         token.meta["number"] = number
         self.source.labs[number] = token
+        hints = self._parts(token, "hints")
+        done = self._parts(token, "done")
+        self.source.model.labs.append(Lab(
+            number=number, line=line, title=page.labs[number - 1],
+            spec=self.inside(token, self.first_part(token)),
+            hints=self.hints(hints[0]) if hints else [],
+            done=self.inside(done[0]) if done else ""))
 
     def d_capabilities(self, token: Token, params: str, line: int) -> None:
         """The checklist is course.yaml's capabilities of every lesson up to this one: written out
         in the source it must say exactly that; left empty, the renderer fills it in."""
         expected = capabilities(self.course, self.source.page)
+        self.source.model.capabilities = True
         items = [t for t in token.children if t.type == "inline"]
         if not token.children:
             return
@@ -338,6 +389,7 @@ class _Checker:
                 href = child.attrGet("href") or ""
                 if href.startswith("lesson:"):
                     target = href.removeprefix("lesson:")
+                    self.source.model.links.append(target)
                     at = text.find(f"(lesson:{target}", cursor)
                     cursor = at + 1 if at >= 0 else cursor
                     here = line + (text.count("\n", 0, at) if at >= 0 else 0)
@@ -357,3 +409,9 @@ class _Checker:
                     self.fail(here, f"unknown role {{{role}}} (known: {', '.join(ROLES)})")
                 if role == "tau" and not TAU_REF.match(child.content.strip()):
                     self.fail(here, f"{{tau}}`{child.content}`: write path or path:first-last")
+                if role == "tau":
+                    path, _, lines = child.content.strip().partition(":")
+                    first, _, last = lines.partition("-")
+                    self.source.model.citations.append(Citation(
+                        path=path, first=int(first) if first else None,
+                        last=int(last or first) if first else None, line=here))
