@@ -107,3 +107,4 @@ class PageModel:
     capabilities: bool = False     # it has the capability checklist
     card: set[str] = field(default_factory=set)      # the closing card's parts it has
     links: list[str] = field(default_factory=list)   # page ids it links to (lesson:ID)
+    side_by_side: list[tuple[str, str]] = field(default_factory=list)   # the two code blocks

@@ -286,6 +286,7 @@ class _Checker:
         fences = [t for t in token.children if t.type == "fence"]
         if len(fences) != 2:
             self.fail(line, f"a side-by-side holds two code blocks; this one has {len(fences)}")
+        self.source.model.side_by_side.append((fences[0].content, fences[1].content))
 
     def d_lab(self, token: Token, params: str, line: int) -> None:
         page = self.source.page
