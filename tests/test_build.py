@@ -185,7 +185,7 @@ def test_figures_are_numbered_per_lesson_with_alt_and_the_file_copied(site, less
     image = figure.find("img")
     assert image.attrs["alt"] == "A box labelled greet with an arrow to the word Hello."
     assert image.attrs["src"] == "assets/figures/01-1-hello.svg"
-    assert (site / image.attrs["src"]).read_bytes() == (FIXTURE / "lessons/figures/01-1-hello.svg").read_bytes()
+    assert (site / image.attrs["src"]).read_bytes() == (FIXTURE / "lessons/01-hello/figures/01-1-hello.svg").read_bytes()
     assert "in one arrow" in figure.find("figcaption").text()
 
 
@@ -364,7 +364,7 @@ def test_the_build_id_changes_when_a_lesson_does(book, tmp_path):
 
 # -- bad sources ---------------------------------------------------------------------------------
 
-LESSON = "lessons/01-hello.md"
+LESSON = "lessons/01-hello/page.md"
 
 
 def line_of(book: Path, text: str, rel: str = LESSON) -> int:
@@ -413,9 +413,9 @@ def test_check_with_two_right_options(book, tmp_path):
 
 
 def test_missing_figure_file(book, tmp_path):
-    (book / "lessons/figures/01-1-hello.svg").unlink()
+    (book / "lessons/01-hello/figures/01-1-hello.svg").unlink()
     assert fails(book, tmp_path) == \
-        f"{LESSON}:{line_of(book, '::: figure')}: figure file lessons/figures/01-1-hello.svg does not exist"
+        f"{LESSON}:{line_of(book, '::: figure')}: figure file lessons/01-hello/figures/01-1-hello.svg does not exist"
 
 
 def test_cell_that_will_not_parse(book, tmp_path):
@@ -516,7 +516,7 @@ def test_the_command_line_exits_1_with_the_message(book, tmp_path):
 def test_the_worked_example_in_the_authoring_guide_is_the_fixture_lesson():
     guide = (ROOT / "docs" / "authoring.md").read_text()
     example = guide.split("``````markdown\n", 1)[1].rsplit("``````", 1)[0]
-    assert example == (FIXTURE / "lessons" / "01-hello.md").read_text()
+    assert example == (FIXTURE / "lessons" / "01-hello" / "page.md").read_text()
 
 
 def test_a_directive_that_is_never_closed(book, tmp_path):
