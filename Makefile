@@ -26,7 +26,7 @@ serve: build
 	$(PY) site/serve.py --dir _site --port $(PORT)
 
 test: build
-	$(PY) tests/browser/find_browser.py
+	$(PY) -m builder.browser
 	$(PY) -m pytest tests
 
 test-fast: setup

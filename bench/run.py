@@ -26,12 +26,10 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "site"))
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-sys.path.insert(0, str(ROOT / "harness_py"))
+sys.path.insert(0, str(ROOT / "site"))   # site/serve.py ships alone in the zip: no package
 
 import serve  # noqa: E402  (site/serve.py)
-from find_browser import FLAGS, find_browser  # noqa: E402
+from builder.browser import FLAGS, find_browser  # noqa: E402
 
 FLOOR_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>floor</title></head><body>
 <script type="module">

@@ -17,10 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from builder.errors import BuildError  # noqa: E402
-from builder.labs import load_module  # noqa: E402
 from builder.pipeline import build  # noqa: E402
 from builder.project import Project  # noqa: E402
 
@@ -112,7 +110,7 @@ def book(tmp_path) -> Path:
 
 
 def stages():
-    module = load_module(ROOT / "harness_py" / "stages.py", "test_stages")
+    import stages as module
     return module.load(FIXTURE / "harness_py" / "course" / "harness.py", points=["1.1", "1.2", "2.1"])
 
 

@@ -21,51 +21,12 @@ const ROOT = "/book";
 const OUTPUT_CAP = 200_000;
 const FLUSH_MS = 25; // at most one "out" message per 25 ms: a print loop cannot flood the page
 
-const GLUE = `
-import importlib.util, inspect, json, os, sys
+// The Python side lives in harness_py/pagerun.py, written to /book with the book's other files.
+const ENTRY = `
+import sys
 if ${JSON.stringify(ROOT)} not in sys.path:
     sys.path.insert(0, ${JSON.stringify(ROOT)})
-import cellrun
-
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-_lab_check = None
-
-def lab_check():
-    """The test runner, imported once (after ready, in the background: unittest is not small)."""
-    global _lab_check
-    if _lab_check is None:
-        _lab_check = _load("lab_check", ${JSON.stringify(ROOT)} + "/lab/lab_check.py")
-    return _lab_check
-
-_streams = "write" in inspect.signature(cellrun.run_cell).parameters
-
-def _write_reader(lesson, kind, text):
-    folder = "/reader/lesson%02d" % lesson
-    os.makedirs(folder, exist_ok=True)
-    path = "%s/%s.py" % (folder, kind)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return path
-
-def page_run_cell(source, lesson, name, harness_text, write):
-    if harness_text is None:
-        harness_path = "%s/reference/lesson%02d.py" % (${JSON.stringify(ROOT)}, lesson)
-    else:
-        harness_path = _write_reader(lesson, "harness", harness_text)
-    options = {"harness_path": harness_path, "lab_dir": ${JSON.stringify(ROOT)}, "name": name}
-    if _streams:
-        options["write"] = write
-    result = cellrun.run_cell(source, **options)
-    return [result.output, result.error if result.error is None else str(result.error)]
-
-def page_run_tests(harness_text, lesson, lab, tests_path):
-    path = _write_reader(lesson, "lab%d" % lab, harness_text)
-    return json.dumps(lab_check().run(path, tests_path, lab=lab))
+import pagerun
 `;
 
 let pyodide = null;
@@ -81,8 +42,7 @@ async function fetchText(path) {
 }
 
 async function fetchBookFiles() {
-  const listing = JSON.parse(await fetchText("py/files.json"));
-  const files = Array.isArray(listing) ? listing : listing.files;
+  const { files } = JSON.parse(await fetchText("py/files.json"));
   return Promise.all(files.map(async (name) => [name, await fetchText(`py/${name}`)]));
 }
 
@@ -111,13 +71,9 @@ async function boot() {
     py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
     py.FS.writeFile(path, text, { encoding: "utf8" });
   }
-  const namespace = py.globals.get("dict")();
-  py.runPython(GLUE, { globals: namespace });
-  glue = {
-    runCell: namespace.get("page_run_cell"),
-    runTests: namespace.get("page_run_tests"),
-    warm: namespace.get("lab_check"),
-  };
+  py.runPython(ENTRY);
+  const pagerun = py.pyimport("pagerun");
+  glue = { runCell: pagerun.run_cell, runTests: pagerun.run_tests, warm: pagerun.warm };
   pyodide = py;
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
   timings.glue = performance.now() - glueStarted;

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
 from builder.pipeline import build  # noqa: E402
 from builder.project import Project  # noqa: E402
