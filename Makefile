@@ -22,8 +22,8 @@ node_modules/.installed: package.json $(wildcard package-lock.json)
 build: setup
 	$(PY) build.py
 
-serve: build
-	$(PY) site/serve.py --dir _site --port $(PORT)
+serve: setup
+	$(PY) -m builder.devserve --port $(PORT)
 
 test: build
 	$(PY) -m builder.browser

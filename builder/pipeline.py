@@ -5,6 +5,7 @@ build's log reads like the pipeline it is. Every source is parsed and checked be
 runs, and nothing is written until every page is rendered."""
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -55,6 +56,15 @@ def _manifest_entry(page, source=None, views=None) -> dict:
                      for v in (views or {}).values()]}
 
 
+def _cells_key(parsed, reference: str) -> str:
+    """What a page's recorded outputs depend on: its cells as written and the harness they
+    import. (The stage props in lab/ are watched too: devserve starts afresh when they change.)"""
+    digest = hashlib.sha256(reference.encode("utf-8"))
+    for cell in parsed.cells:
+        digest.update(repr((cell.id, cell.source, cell.expected, cell.raises, cell.timeout)).encode())
+    return digest.hexdigest()
+
+
 def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
     """The book's rules (rules.py) on every written page, its wrong designs, and the Tau lock."""
     cited: dict[str, list[tuple[str, int]]] = {}
@@ -74,8 +84,11 @@ def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
 
 
 def build(project: Project, out: Path, *, assets: bool = True,
-          log: Callable[[str], None] = print) -> Report:
-    """Build the book of `project` into `out`. Raises BuildError on the first bad source."""
+          log: Callable[[str], None] = print, cache: dict | None = None) -> Report:
+    """Build the book of `project` into `out`. Raises BuildError on the first bad source.
+
+    `cache`, when given, keeps each page's recorded outputs between builds (builder.devserve):
+    a page's cells run again only when their code, timeouts or the harness they import changed."""
     started = time.monotonic()
     report = Report()
     course = course_stage.load(project)
@@ -103,10 +116,17 @@ def build(project: Project, out: Path, *, assets: bool = True,
         outputs = {}
         if parsed.cells:
             clock = time.monotonic()
-            recorded = cells.execute(project, parsed.rel, labs.reference(page), parsed.cells)
-            outputs = {cell_id: r.output for cell_id, r in recorded.items()}
-            log(f"execute  {parsed.rel}: {_count(len(parsed.cells), 'cell')} proven in "
-                f"{time.monotonic() - clock:.1f} s")
+            reference = labs.reference(page)
+            key = _cells_key(parsed, reference)
+            if cache is not None and cache.get(page.id, (None,))[0] == key:
+                outputs = cache[page.id][1]
+            else:
+                recorded = cells.execute(project, parsed.rel, reference, parsed.cells)
+                outputs = {cell_id: r.output for cell_id, r in recorded.items()}
+                if cache is not None:
+                    cache[page.id] = (key, outputs)
+                log(f"execute  {parsed.rel}: {_count(len(parsed.cells), 'cell')} proven in "
+                    f"{time.monotonic() - clock:.1f} s")
         views = labs.views(page, parsed.rel) if page.labs else {}
         files[page.path] = renderer.lesson(parsed, outputs, views)
         for src in parsed.figures:
