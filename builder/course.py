@@ -111,6 +111,16 @@ class Course:
         i = main.index(page)
         return (main[i - 1] if i else None, main[i + 1] if i + 1 < len(main) else None)
 
+    def capabilities(self, page: Page) -> list[str]:
+        """The capability of every lesson up to and including `page`, in course order."""
+        found = []
+        for other in self.pages:
+            if other.kind == "lesson" and other.capability:
+                found.append(other.capability)
+            if other is page:
+                break
+        return found
+
     def tau_url(self, path: str, lines: str = "") -> str:
         """A link to `path` (and lines "a-b" or "a") on GitHub at the pinned commit."""
         url = f"{self.tau_repo.rstrip('/')}/blob/{self.tau_commit}/{path}"

@@ -10,7 +10,6 @@ can be compared from build to build.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import zipfile

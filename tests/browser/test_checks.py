@@ -6,7 +6,6 @@ check is a set of toggle buttons with an aria-live verdict and hints come one at
 it every explanation and every cell's recorded output is still on the page."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from fixture_site import (ROOT, editor_text, recorded, run_cell,
+from fixture_site import (editor_text, recorded, run_cell,
                           type_into_editor, wait_editor, wait_ready)
 
 
