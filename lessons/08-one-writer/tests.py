@@ -17,11 +17,6 @@ import lab
 LESSON = 8
 
 
-def _harness(steps, messages=(), **options):
-    model = lab.ScriptedModel(steps)
-    return harness.Harness(model, harness.SYSTEM, [], messages=messages, **options), model
-
-
 def _ping():
     return {"name": "ping", "description": "Answers pong.",
             "parameters": {"type": "object", "properties": {}},
@@ -35,6 +30,15 @@ def _shape(messages):
 class _LabCase(unittest.TestCase):
     """Shared helpers. Messages are the whole story, so unittest's own prefix is switched off."""
     longMessage = False
+
+    def build(self, model, tools=(), **options):
+        """harness.Harness(model, SYSTEM, tools, **options), or a FAIL that says what it raised."""
+        try:
+            return harness.Harness(model, harness.SYSTEM, list(tools), **options)
+        except Exception as error:
+            given = ", ".join(["model", "system", "tools"] + [f"{k}=..." for k in options])
+            self.fail(f"Harness({given}) raised {type(error).__name__}: {error}. __init__ takes "
+                      "model, system, tools, and the keywords messages=() and max_turns=None.")
 
     def prompt(self, h, text, when):
         """h.prompt(text), or a FAIL that says what it raised instead."""
@@ -80,12 +84,15 @@ class Lab1(_LabCase):
 
     def test_prompt_runs(self):
         """h.prompt("Hi") returns the run; pulled to its end it yields agent_start ... agent_end, and h.messages then holds the prompt and the reply."""
-        h, _ = _harness([lab.say("Hello.")])
+        h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
         events = self.drive(self.prompt(h, "Hi", "On a new harness"), "On a new harness")
         ends = (events[0]["type"], events[-1]["type"]) if events else ("(none)", "(none)")
         if ends != ("agent_start", "agent_end"):
             self.fail(f"the run's events went from {ends[0]} to {ends[1]}; expected agent_start "
                       "first and agent_end last: yield every event of run_agent, unchanged.")
+        if callable(h.messages):
+            self.fail("h.messages gives back a method, not the transcript: put @property on the "
+                      "line above def messages(self), so that it is read without brackets.")
         if _shape(h.messages) != "U A" or h.messages[0]["content"] != "Hi":
             self.fail(f"after the run h.messages is {_shape(h.messages)}; expected U A, the "
                       "prompt \"Hi\" and the reply. Hand run_agent the harness's own list, "
@@ -93,7 +100,7 @@ class Lab1(_LabCase):
 
     def test_messages_is_a_snapshot(self):
         """h.messages is a tuple: nobody can append to it, and a snapshot you hold does not change when a later run adds to the transcript."""
-        h, _ = _harness([lab.say("Hello."), lab.say("Again.")])
+        h = self.build(lab.ScriptedModel([lab.say("Hello."), lab.say("Again.")]))
         self.drive(self.prompt(h, "Hi", "On a new harness"), "On a new harness")
         snapshot = h.messages
         if not isinstance(snapshot, tuple):
@@ -109,7 +116,8 @@ class Lab1(_LabCase):
     def test_messages_copied_in(self):
         """The list given as messages= is copied: appending to it later changes nothing in the harness, and the harness's runs do not grow it."""
         given = [lab.user("My name is Ada."), lab.say("Nice to meet you, Ada.")]
-        h, model = _harness([lab.forgetful()], messages=given)
+        model = lab.ScriptedModel([lab.forgetful()])
+        h = self.build(model, messages=given)
         given.append(lab.user("My name is Bob."))
         self.drive(self.prompt(h, "What is my name?", "On a resumed harness"),
                    "On a resumed harness")
@@ -127,7 +135,8 @@ class Lab1(_LabCase):
 
     def test_one_transcript_across_runs(self):
         """Two prompts in a row continue one transcript: the second run's model call is sent the first exchange too."""
-        h, model = _harness([lab.forgetful(), lab.forgetful()])
+        model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
+        h = self.build(model)
         self.drive(self.prompt(h, "My name is Ada.", "On a new harness"), "In the first run")
         self.drive(self.prompt(h, "What is my name?", "After one run was pulled to its end"),
                    "In the second run")
@@ -142,7 +151,10 @@ class Lab1(_LabCase):
 
     def test_is_running(self):
         """is_running is False before a prompt, True from the call of prompt() before anything is pulled and at every event of the run, and False again once the run is exhausted."""
-        h, _ = _harness([lab.say("Hello.")])
+        h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
+        if callable(h.is_running):
+            self.fail("h.is_running gives back a method, not True or False: put @property on the "
+                      "line above def is_running(self).")
         if h.is_running is not False:
             self.fail(f"a new harness says is_running {h.is_running!r}; expected False.")
         run = self.prompt(h, "Hi", "On a new harness")
@@ -163,7 +175,7 @@ class Lab1(_LabCase):
 
     def test_second_prompt_refused_at_once(self):
         """While a run is going on, a second prompt() raises RuntimeError("already running...") on the line that calls it, both before anything is pulled and halfway through, and the first run goes on unharmed."""
-        h, _ = _harness([lab.say("Hello.")])
+        h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
         first = self.prompt(h, "Hi", "On a new harness")
         self.assert_refused(h, "Before the first run's first event was pulled")
         if not hasattr(first, "__next__"):
@@ -182,7 +194,8 @@ class Lab1(_LabCase):
 
     def test_failed_run_frees_the_harness(self):
         """A run that ends in a failed reply (stop_reason "error") is over too: is_running is False after it, and the next prompt() is accepted and continues the transcript."""
-        h, _ = _harness([lab.provider_error("503 overloaded"), lab.say("Hello again.")])
+        h = self.build(lab.ScriptedModel([lab.provider_error("503 overloaded"),
+                                          lab.say("Hello again.")]))
         self.drive(self.prompt(h, "Hi", "On a new harness"), "In a run whose reply failed")
         if h.is_running is not False:
             self.fail(f"after a run that ended in a failed reply was pulled to its end, "
@@ -204,7 +217,7 @@ class Lab1(_LabCase):
         """Harness(..., max_turns=1) hands max_turns to the loop: a model that never stops asking is stopped after one call."""
         call = lab.call("ping", {}, id="p1")
         model = lab.ScriptedModel([lab.reply(call)] * 3)
-        h = harness.Harness(model, harness.SYSTEM, [_ping()], max_turns=1)
+        h = self.build(model, [_ping()], max_turns=1)
         run = self.prompt(h, "Go.", "On a new harness with max_turns=1")
         try:
             lab.drive(run)
