@@ -147,8 +147,9 @@ def build(project: Project, out: Path, *, assets: bool = True,
 
     def finish(folder: Path) -> None:
         if assets:
-            from . import assets as browser_assets
+            from . import assets as browser_assets, snapshot
             browser_assets.build(folder)
+            snapshot.build(folder)      # after Pyodide and py/ are in place: made from them
         offline.write_precache(folder)  # last: it lists every file the build wrote
 
     report.files = write_site(out, files, finish=finish)

@@ -21,12 +21,17 @@ const ROOT = "/book";
 const OUTPUT_CAP = 200_000;
 const FLUSH_MS = 25; // at most one "out" message per 25 ms: a print loop cannot flood the page
 
+const SNAPSHOT = "py/snapshot.bin.gz";
+
 // The Python side lives in harness_py/pagerun.py, written to /book with the book's other files.
+// After a restore from the snapshot it is already imported; the random state the snapshot froze
+// is seeded afresh, so no two visits share it.
 const ENTRY = `
-import sys
+import random, sys
 if ${JSON.stringify(ROOT)} not in sys.path:
     sys.path.insert(0, ${JSON.stringify(ROOT)})
 import pagerun
+random.seed()
 `;
 
 let pyodide = null;
@@ -48,16 +53,54 @@ async function fetchBookFiles() {
 
 const timings = {};
 
+// The snapshot (builder/snapshot.py): the heap of a Pyodide that has already imported the book's
+// runtime. On a first visit its download is the critical path, so the status shows how much of
+// it has arrived.
+async function fetchSnapshot() {
+  const response = await fetch(new URL(SNAPSHOT, SITE));
+  if (!response.ok) throw new Error(`${SNAPSHOT}: HTTP ${response.status}`);
+  const total = Number(response.headers.get("Content-Length")) || 0;
+  let loaded = 0;
+  let shown = 0;
+  const counted = response.body.pipeThrough(new TransformStream({
+    transform(chunk, controller) {
+      loaded += chunk.byteLength;
+      if (performance.now() - shown > 100) {
+        shown = performance.now();
+        post({ type: "status", state: "booting", loaded, total });
+      }
+      controller.enqueue(chunk);
+    },
+  }));
+  const bytes = await new Response(counted.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+  return new Uint8Array(bytes);
+}
+
+// Restore from the snapshot; if that fails for any reason (no file, another Pyodide build, bad
+// bytes), say so in the console and boot the ordinary way: slower, but nothing is lost.
+async function loadPython(options) {
+  try {
+    const snapshot = await fetchSnapshot();
+    const py = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+    timings.snapshot = true;
+    return py;
+  } catch (error) {
+    console.warn(`Python: the snapshot could not be used (${error && error.message || error}); ` +
+                 "starting without it");
+    timings.snapshot = false;
+    return loadPyodide(options);
+  }
+}
+
 async function boot() {
   const started = performance.now();
   timings.since = performance.timeOrigin; // the worker's own start, epoch ms
   post({ type: "status", state: "booting" });
   // Pyodide and the book's Python files are fetched at the same time.
   const files = fetchBookFiles();
-  const loaded = loadPyodide({
+  const loaded = loadPython({
     indexURL: new URL("../../pyodide/", import.meta.url).href,
     packages: [],
-    fullStdLib: false,
     stdout: (text) => console.log(text),
     stderr: (text) => console.warn(text),
   });
@@ -78,8 +121,9 @@ async function boot() {
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
   timings.glue = performance.now() - glueStarted;
   post({ type: "status", state: "ready", ms: Math.round(performance.now() - started), timings });
-  // The lab runner is imported while the reader reads; a request that comes first waits for it.
-  setTimeout(() => { try { glue.warm(); } catch (error) { console.warn(`lab_check: ${error}`); } }, 0);
+  // A throwaway cell and the lab runner, while the reader reads: right after a restore the code
+  // is cold, and this brings the first real click down. A request that comes first waits for it.
+  setTimeout(() => { try { glue.warm(); } catch (error) { console.warn(`warm-up: ${error}`); } }, 0);
 }
 
 // Output is gathered here and sent at most every FLUSH_MS, and never beyond OUTPUT_CAP.
