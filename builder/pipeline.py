@@ -19,6 +19,16 @@ from .render import Renderer
 from .write import Content, content_hash, write_site
 
 
+# For static hosts that read a `_headers` file (Netlify, Cloudflare Pages): the isolation that lets
+# Stop interrupt Python instead of ending it. Elsewhere the service worker adds these headers from
+# a reader's second visit on (README, "Publishing the book").
+HEADERS_FILE = """/*
+  Cross-Origin-Opener-Policy: same-origin
+  Cross-Origin-Embedder-Policy: require-corp
+  Cross-Origin-Resource-Policy: same-origin
+"""
+
+
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -144,6 +154,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
 
     manifest = {"build": content_hash(files), "pages": manifest_pages}
     files["course.json"] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+    files["_headers"] = HEADERS_FILE
 
     def finish(folder: Path) -> None:
         if assets:

@@ -98,6 +98,20 @@ def test_a_damaged_snapshot_still_leaves_a_working_page(page, fixture_root, tmp_
     assert any("the snapshot could not be used" in w for w in warnings), warnings
 
 
+def test_the_book_works_from_a_sub_path_on_a_host_that_sets_no_headers(page, fixture_root, tmp_path):
+    """A teacher's static host: the book under /book/, no isolation headers on the first visit
+    (so no SharedArrayBuffer: Stop ends the worker instead of interrupting it)."""
+    (tmp_path / "host").mkdir()
+    (tmp_path / "host" / "book").symlink_to(fixture_root, target_is_directory=True)
+    with serving(tmp_path / "host", isolated=False) as url:
+        page.goto(url + "book/lesson-99.html")
+        wait_ready(page)
+        assert page.evaluate("crossOriginIsolated") is False
+        assert page.evaluate("performance.getEntriesByName('book:python-ready')[0].detail.snapshot") is True
+        assert run_cell(page, "99-1") == recorded(page, "99-1")
+    assert (fixture_root / "_headers").read_text().startswith("/*\n  Cross-Origin-Opener-Policy: same-origin")
+
+
 def test_the_usual_boot_restores_from_the_snapshot(page, fixture_url):
     page.goto(fixture_url + "lesson-99.html")
     wait_ready(page)
