@@ -54,12 +54,9 @@ def check_check(checker, token: Token, params: str, line: int) -> None:
         extra = set(option.meta["params"].split()) - {"right"}
         if extra:
             checker.fail(option.map[0] + 1, f"an option takes only 'right', not {sorted(extra)}")
-    checker.counts["check"] += 1
-    token.meta["number"] = checker.counts["check"]
-    checker.last_question = f"check-{checker.source.page.number}-{checker.counts['check']}"
     explain = checker.parts(token, "explain")
     checker.source.model.checks.append(Check(
-        number=checker.counts["check"], line=line,
+        number=checker.question(token, "check"), line=line,
         question=checker.inside(token, checker.first_part(token)),
         options=[Option(text=fold(o.children[1].content), right="right" in o.meta["params"].split(),
                         explanation=checker.raw(o.children[0].map[1], o.map[1]),
@@ -71,12 +68,9 @@ def check_prompt(checker, token: Token, params: str, line: int) -> None:
         checker.fail(line, "a prompt starts with its question")
     if len(checker.parts(token, "answer")) != 1:
         checker.fail(line, "a prompt needs exactly one '::: answer'")
-    checker.counts["prompt"] += 1
-    token.meta["number"] = checker.counts["prompt"]
-    checker.last_question = f"prompt-{checker.source.page.number}-{checker.counts['prompt']}"
     misses = checker.parts(token, "misses")
     checker.source.model.prompts.append(Prompt(
-        number=checker.counts["prompt"], line=line,
+        number=checker.question(token, "prompt"), line=line,
         question=checker.inside(token, checker.first_part(token)), hints=checker.hints(token),
         answer=checker.inside(checker.parts(token, "answer")[0]),
         misses=checker.inside(misses[0]) if misses else ""))

@@ -128,6 +128,13 @@ class _Checker:
         return [Hint(title=h.meta["params"], text=self.inside(h), line=h.map[0] + 1)
                 for h in self.parts(token, "hint")]
 
+    def question(self, token: Token, kind: str) -> int:
+        """Number a check or prompt in reading order; a cell marked `answers` after it points here."""
+        self.counts[kind] += 1
+        token.meta["number"] = self.counts[kind]
+        self.last_question = f"{kind}-{self.source.page.number}-{self.counts[kind]}"
+        return self.counts[kind]
+
     def first_part(self, token: Token) -> Token | None:
         return next((t for t in token.children if t.type == "directive"), None)
 
