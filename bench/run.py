@@ -69,8 +69,8 @@ def floor_once(page, url: str) -> float:
 
 
 def book_once(page, url: str) -> dict:
-    finished = []
-    page.on("requestfinished", lambda request: finished.append(request))
+    requests = []
+    page.on("requestfinished", lambda request: requests.append(request))
     page.goto(url + "lesson-11.html")
     page.wait_for_function("document.getElementById('python-status')?.dataset.state === 'ready'",
                            timeout=180_000)
@@ -79,7 +79,7 @@ def book_once(page, url: str) -> dict:
     started = mark(page, "book:worker-start")
     origin = page.evaluate("performance.timeOrigin")
     before, apart = {}, {}
-    for request in finished:
+    for request in requests:
         timing = request.timing
         start = timing["startTime"] - origin  # epoch ms -> ms since navigation start
         if start > ready:
@@ -88,8 +88,9 @@ def book_once(page, url: str) -> dict:
         path = request.url.split("//", 1)[-1].split("/", 1)[-1]
         counted = path.split("?")[0].endswith((".html", ".css", ".js", ".mjs")) or "." not in path.split("/")[-1]
         (apart if any(part in "/" + path for part in EXCLUDED) or not counted else before)[path] = size
-    right_after = page.evaluate(CLICK_PROBE, page.locator(".cell[data-cell]").first.get_attribute("id"))
-    finished(page, page.locator(".cell[data-cell]").first.get_attribute("id"))
+    first = page.locator(".cell[data-cell]").first.get_attribute("id")
+    right_after = page.evaluate(CLICK_PROBE, first)
+    finished(page, first)
     clicks = click_to_output(page)
     return {"ready": ready, "right_after": right_after, "worker_start": started, "boot": detail, "before": before, "apart": apart, **clicks}
 

@@ -48,9 +48,12 @@ def run_tests(harness_text: str, lesson: int, lab: int, tests_path: str) -> str:
 
 
 def warm() -> None:
-    """Run one throwaway cell and import what the first lab run needs, ahead of the reader's
-    click: the code a cell runs through is then compiled, not cold."""
-    from lab import lab_check  # noqa: F401  (imported for its side: the module is loaded)
-
+    """Run one throwaway cell, ahead of the reader's first click: right after a restore from the
+    snapshot the code a cell runs through is cold, and this compiles it."""
     cellrun.run_cell("import lab\nprint(lab.shape([lab.user('warm')]))\n",
                      harness_path="%s/reference/none.py" % ROOT, lab_dir=ROOT, name="warm")
+
+
+def warm_tests() -> None:
+    """Import the lab runner (unittest is not small) while the reader reads."""
+    from lab import lab_check  # noqa: F401  (imported for its side: the module is loaded)

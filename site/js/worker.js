@@ -116,14 +116,17 @@ async function boot() {
   }
   py.runPython(ENTRY);
   const pagerun = py.pyimport("pagerun");
-  glue = { runCell: pagerun.run_cell, runTests: pagerun.run_tests, warm: pagerun.warm };
+  glue = { runCell: pagerun.run_cell, runTests: pagerun.run_tests, warmTests: pagerun.warm_tests };
+  // A throwaway cell before saying ready: right after a restore the code is cold, and the
+  // reader's first click should not be the one that compiles it.
+  try { pagerun.warm(); } catch (error) { console.warn(`warm-up: ${error}`); }
   pyodide = py;
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
   timings.glue = performance.now() - glueStarted;
   post({ type: "status", state: "ready", ms: Math.round(performance.now() - started), timings });
-  // A throwaway cell and the lab runner, while the reader reads: right after a restore the code
-  // is cold, and this brings the first real click down. A request that comes first waits for it.
-  setTimeout(() => { try { glue.warm(); } catch (error) { console.warn(`warm-up: ${error}`); } }, 0);
+  // The lab runner, once the reader has had a moment: a cell clicked at once does not wait for
+  // unittest to load; a lab run that comes first imports it itself.
+  setTimeout(() => { try { glue.warmTests(); } catch (error) { console.warn(`lab_check: ${error}`); } }, 1500);
 }
 
 // Output is gathered here and sent at most every FLUSH_MS, and never beyond OUTPUT_CAP.
