@@ -192,7 +192,7 @@ class Lab1(_Case):
                   "read of wide.txt, ten 30-byte lines, with max_bytes=100")
 
     def test_read_mistakes(self):
-        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 is an error, offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
+        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 is an error ("offset and limit must be 1 or more"), offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\n"})
         read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
         self.error(read, {"path": "b.py"}, "File not found: b.py. Files here: a.py",
@@ -215,7 +215,7 @@ class Lab1(_Case):
                    "a read of the empty empty.txt with offset 2")
 
     def test_read_line_over_budget(self):
-        """A line alone over the byte budget is not shown at all, not even part of it: a note gives its size in bytes, and "Use offset=2 to skip it." only when a line follows it."""
+        """A first line over the byte budget is not shown at all, not even part of it: a note gives its size in bytes, and "Use offset=2 to skip it." only when a line follows it."""
         ws = lab.Workspace({"min.js": "x" * 300 + "\nnext\n", "one.txt": "é" * 60 + "\n"})
         read = self.call("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
                          max_bytes=100)
