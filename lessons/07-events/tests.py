@@ -192,7 +192,7 @@ class Lab1(unittest.TestCase):
             self.fail(problem)
 
     def test_every_exit_balanced(self):
-        """A max_turns stop and a provider error still end with turn_end, agent_end, and every turn_start is closed by its turn_end before the next one."""
+        """A max_turns stop and a provider error still end with turn_end, agent_end, every turn_start is closed by its turn_end before the next one, and agent_end's last message is the failed reply."""
         runaway = lab.reply(lab.call("ping", {}, id="p1"))
         for name, model, options in (
                 ("a max_turns=1 stop", lab.ScriptedModel([runaway] * 3), {"max_turns": 1}),
