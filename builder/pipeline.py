@@ -59,6 +59,7 @@ def _manifest_entry(page, source=None, views=None) -> dict:
     return {"id": page.id, "kind": page.kind, "number": page.number, "title": page.title,
             "subtitle": page.subtitle, "minutes": page.minutes,
             "path": page.path if page.written else None,
+            "questions": (len(source.model.checks) + len(source.model.prompts)) if source else 0,
             "cells": [{"id": c.id, "editable": c.editable, "lab": c.lab}
                       for c in (source.cells if source else [])],
             "labs": [{"number": v.number, "title": v.title, "point": v.point,
@@ -149,6 +150,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
         report.labs += len(views)
     files.update(labs.py(written))
     files["index.html"] = renderer.index()
+    files["404.html"] = renderer.missing()
     files.update(_static(project))
     log(f"render   {report.pages} pages and the course map")
 

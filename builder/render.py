@@ -73,6 +73,13 @@ class Renderer:
             builds_on=Link(previous) if previous and page.kind == "lesson" else None,
             lab_count=len(page.labs), title=_title(page), runs_python=bool(source.cells or labs))
 
+    def missing(self) -> str:
+        """404.html, which serve.py answers for any address that is not a file of the book.
+        Its links are relative to the site's root, so it is meant for unknown top-level pages."""
+        first = next(p for p in self.course.pages if p.written and p.kind == "lesson")
+        return self.templates.get_template("404.html").render(
+            **self._common(None), title="No such page", runs_python=False, first=first)
+
     def index(self) -> str:
         """The course map: every page in order, written or not."""
         return self.templates.get_template("index.html").render(
