@@ -83,11 +83,12 @@ def error_message(text):
 #
 # The schema asks the model for arguments of some type, and nothing makes it send them. A tool
 # reads its arguments through these two (lesson 6's tools all will), and a wrong one raises:
-#   str_arg(arguments, name) -> str            arguments[name], if it is a string. Missing, or
-#                                              not a string: ValueError(f"{name} must be a string")
-#   int_arg(arguments, name, default) -> int   arguments[name], if it is an int; `default` if it
-#                                              is missing or None. Anything else:
-#                                              ValueError(f"{name} must be an integer")
+#   str_arg(arguments, name) -> str            arguments[name], if it is a string ("" is one).
+#                                              Missing, or not a string:
+#                                              ValueError(f"{name} must be a string")
+#   int_arg(arguments, name, default) -> int   arguments[name], if it is an int (0 is one);
+#                                              `default` if it is missing or None. Anything
+#                                              else: ValueError(f"{name} must be an integer")
 #@ code
 def str_arg(arguments, name):
     """The string argument `name`, checked. The schema asked the model for a string and nobody
