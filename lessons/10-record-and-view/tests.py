@@ -198,7 +198,7 @@ class Lab1(_LabCase):
                       "made-up result belongs in what is sent, never in the record.")
 
     def test_closed_at_any_event(self):
-        """A consumer that closes the run after any number of events leaves the harness idle: is_running is False, and the next prompt is answered from a valid transcript."""
+        """A consumer that closes the run after any number of events, from the first to the last, leaves the harness idle: is_running is False, and the next prompt is answered from a valid transcript."""
         call = lab.call("t", {}, id="c1")
 
         def step(request):
