@@ -59,7 +59,8 @@ class Renderer:
         """The HTML of one written page (a lesson, the welcome page, a checkpoint...)."""
         page = source.page
         context = PageContext(course=self.course, page=page, outputs=outputs,
-                              cells={c.id: c for c in source.cells}, labs=labs)
+                              cells={c.id: c for c in source.cells}, labs=labs,
+                              templates=self.templates)
         env = {"page": context}
         body = self.md.renderer.render(source.tokens, self.md.options, env)
         new_here = ""

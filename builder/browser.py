@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Find the Chromium the browser tests drive, or say how to get one.
 
 BOOK_BROWSER wins (a path to your own Chrome or Chromium); then Debian's /usr/bin/chromium and
