@@ -6,6 +6,8 @@ harness idle however a run ends. Each test's docstring is its checklist line on 
 word; the tests run in the order they are written.
 
     python lab/lab_check.py --harness harness.py --lesson 10 tests.py
+
+Every message a check fails with is written for the reader: what was expected, what happened.
 """
 import copy
 import unittest
@@ -22,17 +24,78 @@ def _tool(name, answer="done"):
             "execute": lambda arguments: answer}
 
 
-class Lab1(unittest.TestCase):
+def _shape(messages):
+    return lab.shape(list(messages)) or "(nothing)"
+
+
+def _what(value):
+    """A short description of a returned value, for a failure message."""
+    if isinstance(value, list):
+        return f"a list of {len(value)}: {_shape(value)}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _where(messages, target):
+    """Where `target` (the very object) sits in `messages`, as words."""
+    for k, m in enumerate(messages):
+        if m is target:
+            return f"at view[{k}]"
+    return "nowhere in the view (an equal copy does not count)"
+
+
+class _LabCase(unittest.TestCase):
+    """Shared checks. Messages are the whole story, so unittest's own prefix is switched off."""
+    longMessage = False
+
+    def repair(self, messages, name="repair_tool_history"):
+        """Call harness.<name>(messages); a raise or a non-list is a FAIL with a sentence."""
+        function = getattr(harness, name, None)
+        if function is None:
+            self.fail(f"harness has no {name}: write it in the gap the spec marks.")
+        try:
+            view = function(messages)
+        except Exception as error:
+            self.fail(f"{name}({_shape(messages)}) raised {type(error).__name__}: {error}")
+        if not isinstance(view, list):
+            self.fail(f"{name} returned {_what(view)}; expected a new list.")
+        return view
+
+    def prompt(self, h, text, when):
+        """Run h.prompt(text) to the end; an exception is a FAIL that says when it happened."""
+        try:
+            lab.drive(h.prompt(text))
+        except Exception as error:
+            self.fail(f"{when}, h.prompt({text!r}) raised {type(error).__name__}: {error}. "
+                      "The run before it has left the harness unusable: clear the running flag "
+                      "in a finally, so it is cleared however the run ends.")
+
+    def assert_unchanged(self, record, before, name):
+        if record != before:
+            self.fail(f"{name} changed the list it was given: it was {_shape(before)} and is now "
+                      f"{_shape(record)}. That list is the record; build a new one.")
+
+
+class Lab1(_LabCase):
 
     def test_valid_comes_back_equal(self):
         """repair_tool_history of a valid transcript is equal to it: a new list, holding the very same message objects."""
         read = lab.call("read", {"path": "config.py"}, id="c1")
         messages = [lab.user("Which port?"), lab.reply(read), lab.tool_result(read, "PORT = 9090\n"),
                     lab.say("9090.")]
-        view = harness.repair_tool_history(messages)
-        self.assertEqual(view, messages)
-        self.assertIsNot(view, messages, "return a new list: the caller's is the record")
-        self.assertTrue(all(a is b for a, b in zip(view, messages)), "the same dicts, not copies")
+        view = self.repair(messages)
+        if view != messages:
+            self.fail(f"a valid transcript, {_shape(messages)}, came back as {_shape(view)}; "
+                      "expected it back unchanged: there was nothing to repair.")
+        if view is messages:
+            self.fail("repair_tool_history returned the very list it was given. Return a new "
+                      "list: the one you were given is the record, and the caller may change "
+                      "the view.")
+        for k, (a, b) in enumerate(zip(view, messages)):
+            if a is not b:
+                self.fail(f"view[{k}] is an equal copy of messages[{k}], not the same object. "
+                          "Put the message objects themselves in the new list: nobody edits a "
+                          "message, so copying them costs time and protects nothing.")
 
     def test_missing_result_interrupted(self):
         """A call with no result gets one right after it, a toolResult with its id and name, content INTERRUPTED and is_error True, and the record is not changed."""
@@ -40,12 +103,18 @@ class Lab1(unittest.TestCase):
         record = [lab.user("Run the tests."), lab.reply(lab.text("Running them."), pytest_call),
                   lab.user("Are you still there?")]
         before = copy.deepcopy(record)
-        view = harness.repair_tool_history(record)
-        self.assertEqual(lab.shape(view), "U A[c1] R(c1) U")
-        self.assertEqual(view[2], {"role": "toolResult", "tool_call_id": "c1", "tool_name": "bash",
-                                   "content": harness.INTERRUPTED, "is_error": True})
-        self.assertEqual(record, before)
-        self.assertTrue(harness.INTERRUPTED.startswith("Tool call interrupted: no result"))
+        view = self.repair(record)
+        self.assert_unchanged(record, before, "repair_tool_history")
+        if _shape(view) != "U A[c1] R(c1) U":
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[c1] R(c1) U: a result for c1 right after its call, the rest as it was.")
+        want = {"role": "toolResult", "tool_call_id": "c1", "tool_name": "bash",
+                "content": harness.INTERRUPTED, "is_error": True}
+        if view[2] != want:
+            wrong = sorted(key for key in want.keys() | view[2].keys()
+                           if view[2].get(key) != want.get(key))
+            self.fail(f"the made-up result is {_what(view[2])}; it differs from {want!r} in "
+                      f"{', '.join(wrong)}.")
 
     def test_results_put_in_place(self):
         """A result recorded out of place is moved to just after its call, in call order; of two results for one call the first wins; a result whose call is nowhere is dropped."""
@@ -55,16 +124,35 @@ class Lab1(unittest.TestCase):
         ra = lab.tool_result(a, "a")
         record = [lab.user("Go."), stray, lab.reply(a, b), first_b, lab.user("Hurry."), ra,
                   second_b, lab.say("Done.")]
-        view = harness.repair_tool_history(record)
-        self.assertEqual(lab.shape(view), "U A[a,b] R(a) R(b) U A")
-        self.assertTrue(view[2] is ra and view[3] is first_b)
+        before = copy.deepcopy(record)
+        view = self.repair(record)
+        self.assert_unchanged(record, before, "repair_tool_history")
+        if _shape(view) != "U A[a,b] R(a) R(b) U A":
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[a,b] R(a) R(b) U A: a's result and one of b's moved up after the "
+                      "call, in call order, the second result for b and the orphan zz dropped.")
+        if view[2] is not ra:
+            self.fail(f"the result recorded for a is {_where(view, ra)}; expected it at view[2], "
+                      "right after the call. A recorded result is moved, never made up.")
+        if view[3] is not first_b:
+            said = "the second one" if view[3] is second_b else _what(view[3])
+            self.fail(f"b has two recorded results, and view[3] is {said}; expected the first "
+                      "one recorded: of two results for one call, the first wins.")
 
     def test_idempotent(self):
         """Repairing twice gives what repairing once gave."""
         c = lab.call("t", {}, id="c1")
-        record = [lab.user("Go."), lab.reply(c, lab.call("t", {"n": 2}), ), lab.user("Stop.")]
-        once = harness.repair_tool_history(record)
-        self.assertEqual(harness.repair_tool_history(once), once)
+        b = lab.call("t", {"n": 2}, id="c2")
+        messy = [lab.user("Go."), lab.tool_result(lab.call("t", {}, id="zz"), "orphan"),
+                 lab.reply(c, b), lab.tool_result(b, "b"), lab.user("Stop.")]
+        for record in ([lab.user("Go."), lab.reply(c, lab.call("t", {"n": 2})), lab.user("Stop.")],
+                       messy):
+            once = self.repair(record)
+            twice = self.repair(once)
+            if twice != once:
+                self.fail(f"{_shape(record)} repaired once is {_shape(once)}, and repaired again "
+                          f"is {_shape(twice)}; expected the same: a repaired transcript is "
+                          "valid, so a second repair has nothing to do.")
 
     def test_context_for_model(self):
         """context_for_model leaves out a failed, empty assistant message, keeps a failed one that got words out, pairs calls with results, and never changes the record."""
@@ -72,10 +160,15 @@ class Lab1(unittest.TestCase):
         record = [lab.user("Hi"), lab.provider_error("503"), lab.user("Hi?"), partial,
                   lab.user("Again?"), lab.reply(lab.call("t", {}, id="c1"))]
         before = copy.deepcopy(record)
-        view = harness.context_for_model(record)
-        self.assertEqual(lab.shape(view), "U U A! U A[c1] R(c1)")
-        self.assertIs(view[2], partial)
-        self.assertEqual(record, before)
+        view = self.repair(record, "context_for_model")
+        self.assert_unchanged(record, before, "context_for_model")
+        if _shape(view) != "U U A! U A[c1] R(c1)":
+            self.fail(f"the record {_shape(record)} became the view {_shape(view)}; expected "
+                      "U U A! U A[c1] R(c1): the empty failed reply left out, the one with words "
+                      "kept, and a result for c1 after its call.")
+        if view[2] is not partial:
+            self.fail("view[2] is an equal copy of the failed reply that got words out, not "
+                      "that message itself: the view holds the record's own message objects.")
 
     def test_sent_the_view(self):
         """After a run closed mid-call, the next prompt's model call is sent INTERRUPTED for the dangling call, the model's answer follows, and the record still holds no made-up result."""
@@ -88,15 +181,24 @@ class Lab1(unittest.TestCase):
             if event["type"] == "tool_execution_start":
                 run.close()              # Ctrl-C: the consumer walks away mid-call
                 break
-        self.assertEqual(lab.shape(h.messages), "U A[c1]")
-        lab.drive(h.prompt("Are you still there?"))
+        if _shape(h.messages) != "U A[c1]":
+            self.fail(f"closed at tool_execution_start, the record is {_shape(h.messages)}; "
+                      "expected U A[c1]: the call, and no result, since the tool never ran.")
+        self.prompt(h, "Are you still there?", "After a run closed mid-call")
+        if len(model.calls) < 2:
+            self.fail("the next prompt made no model call.")
         sent = model.calls[1].messages
-        self.assertEqual(lab.shape(sent), "U A[c1] R(c1) U")
-        self.assertEqual(sent[2]["content"], harness.INTERRUPTED)
-        self.assertEqual(lab.shape(h.messages), "U A[c1] U A")
+        if _shape(sent) != "U A[c1] R(c1) U":
+            self.fail(f"the next prompt's model call was sent {_shape(sent)}; expected "
+                      "U A[c1] R(c1) U. Send context_for_model(messages), not the record.")
+        if sent[2].get("content") != harness.INTERRUPTED:
+            self.fail(f"the result sent for c1 is {_what(sent[2])}; expected content INTERRUPTED.")
+        if _shape(h.messages) != "U A[c1] U A":
+            self.fail(f"afterwards the record is {_shape(h.messages)}; expected U A[c1] U A. The "
+                      "made-up result belongs in what is sent, never in the record.")
 
     def test_closed_at_any_event(self):
-        """A consumer that closes the run after any number of events leaves the harness idle: is_running is False, and the next prompt is answered from a valid transcript."""
+        """A consumer that closes the run after any number of events, from the first to the last, leaves the harness idle: is_running is False, and the next prompt is answered from a valid transcript."""
         call = lab.call("t", {}, id="c1")
 
         def step(request):
@@ -104,32 +206,59 @@ class Lab1(unittest.TestCase):
             if last["role"] == "user":
                 return lab.say("Still here.") if last["content"] == "Hello?" else lab.reply(call)
             return lab.say("Done.")
-        total = len(lab.drive(harness.Harness(lab.ScriptedModel([lab.forever(step)]),
-                                              harness.SYSTEM, [_tool("t")]).prompt("Go.")))
+        try:
+            total = len(lab.drive(harness.Harness(lab.ScriptedModel([lab.forever(step)]),
+                                                  harness.SYSTEM, [_tool("t")]).prompt("Go.")))
+        except Exception as error:
+            self.fail(f"a whole run, driven to its end, raised {type(error).__name__}: {error}")
         for k in range(1, total + 1):
             h = harness.Harness(lab.ScriptedModel([lab.forever(step)], check=True),
                                 harness.SYSTEM, [_tool("t")])
             run = h.prompt("Go.")
-            for _ in range(k):
-                next(run)
+            try:
+                for _ in range(k):
+                    next(run)
+            except StopIteration:
+                pass                     # fewer events this time: closing an ended run is fine
+            except Exception as error:
+                self.fail(f"pulling the first {k} events raised {type(error).__name__}: {error}")
             run.close()
-            self.assertFalse(h.is_running, f"closed after {k} events, the harness still says "
-                                           "it is running")
-            lab.drive(h.prompt("Hello?"))
-            self.assertEqual(lab.show(h.messages[-1:]), 'assistant -> "Still here."',
-                             f"closed after {k} events, then prompted: the model was sent an "
-                             "invalid transcript, or nothing")
+            if h.is_running:
+                self.fail(f"closed after {k} of {total} events, the harness still says it is "
+                          "running, and would refuse every prompt from now on. Clear the flag "
+                          "in a finally: closing a generator raises GeneratorExit at its yield, "
+                          "which no line after the loop survives.")
+            self.prompt(h, "Hello?", f"Closed after {k} of {total} events")
+            last = lab.show(h.messages[-1:])
+            if last != 'assistant -> "Still here."':
+                self.fail(f"closed after {k} of {total} events, then prompted, the record ends "
+                          f"{last}; expected the model's answer, \"Still here.\" The record was "
+                          f"{_shape(h.messages)}, and the model must be sent a valid view of it.")
 
     def test_a_run_that_dies(self):
         """A run that dies of an exception (the model's connection drops) passes it to the consumer and leaves the harness idle, ready for the next prompt."""
         model = lab.ScriptedModel([lab.raises(ConnectionError("connection reset")),
                                    lab.say("Back.")])
         h = harness.Harness(model, harness.SYSTEM, [])
-        with self.assertRaises(ConnectionError):
+        try:
             lab.drive(h.prompt("Hi"))
-        self.assertFalse(h.is_running)
-        lab.drive(h.prompt("Hi again"))
-        self.assertEqual(lab.show(h.messages[-1:]), 'assistant -> "Back."')
+        except ConnectionError:
+            pass
+        except Exception as error:
+            self.fail(f"the run raised {type(error).__name__}: {error}; expected the model's "
+                      "ConnectionError to reach the consumer as it was.")
+        else:
+            self.fail("the model raised ConnectionError, and the run ended quietly; expected "
+                      "the error to reach the consumer: a finally cleans up, it does not catch.")
+        if h.is_running:
+            self.fail("after the run died of ConnectionError, the harness still says it is "
+                      "running. Clear the flag in a finally, which runs on the way out of an "
+                      "exception too.")
+        self.prompt(h, "Hi again", "After a run that died")
+        last = lab.show(h.messages[-1:])
+        if last != 'assistant -> "Back."':
+            self.fail(f"after the run that died, the next prompt's record ends {last}; expected "
+                      'the model\'s answer, "Back."')
 
 
 if __name__ == "__main__":
