@@ -20,7 +20,8 @@ from .project import Project
 
 
 def tests_name(page: Page) -> str:
-    return f"lesson{int(page.id):02d}.py"
+    """lesson01.py for lesson "01", lessonA.py for checkpoint A (harness_py/pagerun.py's key)."""
+    return f"lesson{int(page.id):02d}.py" if page.id.isdigit() else f"lesson{page.id}.py"
 
 
 class Labs:
@@ -129,8 +130,8 @@ class Labs:
         for name, path in self._lab_package().items():
             files["py/" + name] = path
         for page in pages:
-            if page.id.isdigit():          # every numbered page: its cells import this harness
-                files[f"py/reference/{tests_name(page)}"] = self.reference(page).encode("utf-8")
+            # every page's cells import this harness (a checkpoint's: the last lab's before it)
+            files[f"py/reference/{tests_name(page)}"] = self.reference(page).encode("utf-8")
             if page.labs:
                 files[f"py/tests/{tests_name(page)}"] = self.tests_file(page)
         listing = sorted(name.removeprefix("py/") for name in files)

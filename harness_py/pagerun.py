@@ -16,9 +16,14 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 READER = "/reader"
 
 
-def _write_reader(lesson: int, kind: str, text: str) -> str:
+def _key(lesson: int | str) -> str:
+    """"01" for lesson 1, "A" for checkpoint A: how the files of a page are named."""
+    return "%02d" % lesson if isinstance(lesson, int) else str(lesson)
+
+
+def _write_reader(lesson: int | str, kind: str, text: str) -> str:
     """Put the reader's file where the runner can import it, and return its path."""
-    folder = "%s/lesson%02d" % (READER, lesson)
+    folder = "%s/lesson%s" % (READER, _key(lesson))
     os.makedirs(folder, exist_ok=True)
     path = "%s/%s.py" % (folder, kind)
     with open(path, "w", encoding="utf-8") as handle:
@@ -26,12 +31,12 @@ def _write_reader(lesson: int, kind: str, text: str) -> str:
     return path
 
 
-def run_cell(source: str, lesson: int, name: str, harness_text: str | None,
+def run_cell(source: str, lesson: int | str, name: str, harness_text: str | None,
              write: Callable[[str], object]) -> list:
     """Run a cell against the book's harness of `lesson`, or the reader's when given its text.
     Returns [output, error or None]."""
     if harness_text is None:
-        harness_path = "%s/reference/lesson%02d.py" % (ROOT, lesson)
+        harness_path = "%s/reference/lesson%s.py" % (ROOT, _key(lesson))
     else:
         harness_path = _write_reader(lesson, "harness", harness_text)
     result = cellrun.run_cell(source, harness_path=harness_path, lab_dir=ROOT, name=name,

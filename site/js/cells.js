@@ -53,7 +53,9 @@ class Cell {
   constructor(element) {
     this.element = element;
     this.id = element.dataset.cell;
-    this.lesson = Number(element.dataset.lesson);
+    // A lesson is a number (11); a checkpoint or side quest keeps its id ("A").
+    const lesson = element.dataset.lesson;
+    this.lesson = /^\d+$/.test(lesson) ? Number(lesson) : lesson;
     this.timeout = Number(element.dataset.timeout) || DEFAULT_TIMEOUT;
     this.lab = element.dataset.lab ? Number(element.dataset.lab) : null;
     this.editable = element.hasAttribute("data-editable");
