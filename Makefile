@@ -22,11 +22,11 @@ node_modules/.installed: package.json $(wildcard package-lock.json)
 build: setup
 	$(PY) build.py
 
-serve: build
-	$(PY) site/serve.py --dir _site --port $(PORT)
+serve: setup
+	$(PY) -m builder.devserve --port $(PORT)
 
 test: build
-	$(PY) tests/browser/find_browser.py
+	$(PY) -m builder.browser
 	$(PY) -m pytest tests
 
 test-fast: setup

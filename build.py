@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Build the book: `python build.py [--out DIR]`, or run one file as a cell of a lesson:
 `python build.py run --lesson N FILE.py`, or run a lesson's wrong designs through its
-lab tests: `python build.py wrong --lesson N`. `--root DIR` first builds another book laid out like
+lab tests: `python build.py wrong --lesson N`, or lock every Tau citation (needs a copy of Tau):
+`python build.py cite --tau PATH`. `--root DIR` first builds another book laid out like
 this one (the tests' fixture course).
 
 The stages are in builder/ (load, parse, execute, render, write); this file is only the command
@@ -72,6 +73,23 @@ def judge_wrong(project: Project, lesson: str) -> int:
     return 1 if bad else 0
 
 
+def cite(project: Project, repo: Path) -> int:
+    """Read every {tau} citation of every written page at the pinned commit; write the lock."""
+    from builder import source as source_stage, tau
+
+    course = course_stage.load(project)
+    citations = [c for page in course.written
+                 for c in source_stage.parse(project, course, page).model.citations]
+    try:
+        lock = tau.write(project.lessons, repo, course.tau_commit, citations)
+    except tau.CiteError as error:
+        print(f"build.py cite: {error}", file=sys.stderr)
+        return 1
+    print(f"{project.rel(tau.lock_path(project.lessons))}: {len(lock.entries)} citations at "
+          f"{course.tau_commit[:12]}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     project = Project.book()
@@ -86,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.add_argument("file", type=Path)
             args = parser.parse_args(argv[1:])
             return run_file(project, args.lesson, args.file, args.timeout)
+        if argv[:1] == ["cite"]:
+            parser = argparse.ArgumentParser(prog="build.py cite",
+                                             description="Lock every Tau citation.")
+            parser.add_argument("--tau", type=Path, required=True,
+                                help="a git repository of Tau holding the pinned commit")
+            return cite(project, parser.parse_args(argv[1:]).tau)
         if argv[:1] == ["wrong"]:
             parser = argparse.ArgumentParser(prog="build.py wrong",
                                              description="Run a lesson's wrong designs.")

@@ -111,6 +111,16 @@ class Course:
         i = main.index(page)
         return (main[i - 1] if i else None, main[i + 1] if i + 1 < len(main) else None)
 
+    def capabilities(self, page: Page) -> list[str]:
+        """The capability of every lesson up to and including `page`, in course order."""
+        found = []
+        for other in self.pages:
+            if other.kind == "lesson" and other.capability:
+                found.append(other.capability)
+            if other is page:
+                break
+        return found
+
     def tau_url(self, path: str, lines: str = "") -> str:
         """A link to `path` (and lines "a-b" or "a") on GitHub at the pinned commit."""
         url = f"{self.tau_repo.rstrip('/')}/blob/{self.tau_commit}/{path}"
@@ -120,17 +130,18 @@ class Course:
         return url
 
 
-class _LineLoader(yaml.SafeLoader):
-    """A YAML loader that remembers the line of every mapping, for error messages."""
+class LineLoader(yaml.SafeLoader):
+    """A YAML loader that remembers the line of every mapping (as "__line__"), for error
+    messages; course.yaml and every wrong.yaml are read with it."""
 
 
-def _mapping_with_line(loader: _LineLoader, node: yaml.MappingNode) -> dict:
+def _mapping_with_line(loader: LineLoader, node: yaml.MappingNode) -> dict:
     mapping = loader.construct_mapping(node, deep=True)
     mapping["__line__"] = node.start_mark.line + 1
     return mapping
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
 
 
 def load(project: Project) -> Course:
@@ -138,7 +149,7 @@ def load(project: Project) -> Course:
     path = project.course_file
     where = project.rel(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=LineLoader)
     except FileNotFoundError:
         raise BuildError(where, 0, "there is no course file") from None
     except yaml.YAMLError as error:

@@ -7,28 +7,16 @@ reads the tests without running them). This module only asks them; it cuts nothi
 """
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-import types
 from pathlib import Path
+
+import stages
+from lab import lab_check
 
 from .course import Course, Page
 from .errors import BuildError
 from .html import LabView
 from .project import Project
-
-
-def load_module(path: Path, name: str) -> types.ModuleType:
-    """Import the file at `path` as a module called `name`, without touching sys.path."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(name, None)
-    return module
 
 
 def tests_name(page: Page) -> str:
@@ -47,7 +35,6 @@ class Labs:
     def stages(self):
         """harness_py/stages.py's Stages for the course, parsed once, on first use."""
         if self._stages is None:
-            stages = load_module(self.project.stages_module, "book_stages")
             source = self.project.harness_source
             if not source.exists():
                 raise BuildError(self.project.rel(source), 0, "the course's marked harness is missing")
@@ -85,7 +72,6 @@ class Labs:
             rel = self.project.rel(path)
             if not path.exists():
                 raise BuildError(rel, 0, f"lesson {page.id} has labs and no tests file")
-            lab_check = load_module(self.project.lab_package / "lab_check.py", "book_lab_check")
             try:
                 self._sentences[page.id] = [tuple(t) for t in lab_check.sentences(path)]
             except lab_check.UsageError as error:
@@ -138,7 +124,8 @@ class Labs:
 
     def py(self, pages: list[Page]) -> dict[str, bytes | Path]:
         """py/: what the page's worker loads (docs/architecture.md, "The page's Python")."""
-        files: dict[str, bytes | Path] = {"py/cellrun.py": self.project.cellrun}
+        files: dict[str, bytes | Path] = {"py/cellrun.py": self.project.cellrun,
+                                          "py/pagerun.py": self.project.code / "pagerun.py"}
         for name, path in self._lab_package().items():
             files["py/" + name] = path
         for page in pages:

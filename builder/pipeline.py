@@ -5,17 +5,28 @@ build's log reads like the pipeline it is. Every source is parsed and checked be
 runs, and nothing is written until every page is rendered."""
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, course as course_stage, html, offline, source as source_stage
+from . import cells, course as course_stage, html, offline, rules, source as source_stage, tau, wrong
 from .labs import Labs
 from .project import Project
 from .render import Renderer
 from .write import Content, content_hash, write_site
+
+
+# For static hosts that read a `_headers` file (Netlify, Cloudflare Pages): the isolation that lets
+# Stop interrupt Python instead of ending it. Elsewhere the service worker adds these headers from
+# a reader's second visit on (README, "Publishing the book").
+HEADERS_FILE = """/*
+  Cross-Origin-Opener-Policy: same-origin
+  Cross-Origin-Embedder-Policy: require-corp
+  Cross-Origin-Resource-Policy: same-origin
+"""
 
 
 def _count(n: int, word: str) -> str:
@@ -48,6 +59,7 @@ def _manifest_entry(page, source=None, views=None) -> dict:
     return {"id": page.id, "kind": page.kind, "number": page.number, "title": page.title,
             "subtitle": page.subtitle, "minutes": page.minutes,
             "path": page.path if page.written else None,
+            "questions": (len(source.model.checks) + len(source.model.prompts)) if source else 0,
             "cells": [{"id": c.id, "editable": c.editable, "lab": c.lab}
                       for c in (source.cells if source else [])],
             "labs": [{"number": v.number, "title": v.title, "point": v.point,
@@ -55,9 +67,39 @@ def _manifest_entry(page, source=None, views=None) -> dict:
                      for v in (views or {}).values()]}
 
 
+def _cells_key(parsed, reference: str) -> str:
+    """What a page's recorded outputs depend on: its cells as written and the harness they
+    import. (The stage props in lab/ are watched too: devserve starts afresh when they change.)"""
+    digest = hashlib.sha256(reference.encode("utf-8"))
+    for cell in parsed.cells:
+        digest.update(repr((cell.id, cell.source, cell.expected, cell.raises, cell.timeout)).encode())
+    return digest.hexdigest()
+
+
+def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
+    """The book's rules (rules.py) on every written page, its wrong designs, and the Tau lock."""
+    cited: dict[str, list[tuple[str, int]]] = {}
+    for page_id, parsed in sources.items():
+        page = parsed.page
+        missing = []
+        if page.labs:
+            ids = {test_id for test_id, _, _ in labs.sentences(page)}
+            designs = wrong.load(project, page, ids)
+            wrong.check_applies(project, page, designs, labs.stages.solution)
+            missing = [k for k in range(1, len(page.labs) + 1) if k not in {d.lab for d in designs}]
+        rules.check(parsed, project.room(page), missing)
+        for citation in parsed.model.citations:
+            cited.setdefault(citation.ref, []).append((parsed.rel, citation.line))
+    lock = tau.lock_path(project.lessons)
+    tau.check(tau.read(project.lessons), course.tau_commit, cited, project.rel(lock))
+
+
 def build(project: Project, out: Path, *, assets: bool = True,
-          log: Callable[[str], None] = print) -> Report:
-    """Build the book of `project` into `out`. Raises BuildError on the first bad source."""
+          log: Callable[[str], None] = print, cache: dict | None = None) -> Report:
+    """Build the book of `project` into `out`. Raises BuildError on the first bad source.
+
+    `cache`, when given, keeps each page's recorded outputs between builds (builder.devserve):
+    a page's cells run again only when their code, timeouts or the harness they import changed."""
     started = time.monotonic()
     report = Report()
     course = course_stage.load(project)
@@ -71,6 +113,9 @@ def build(project: Project, out: Path, *, assets: bool = True,
             f"{_count(len(parsed.labs), 'lab')}, {_count(len(parsed.figures), 'figure')}")
 
     labs = Labs(project, course)
+    check_rules(project, course, sources, labs)
+    log(f"rules    {len(sources)} pages keep the book's rules; "
+        f"{sum(len(s.model.citations) for s in sources.values())} Tau citations locked")
     renderer = Renderer(project, course)
     files: dict[str, Content] = {}
     manifest_pages = []
@@ -82,10 +127,17 @@ def build(project: Project, out: Path, *, assets: bool = True,
         outputs = {}
         if parsed.cells:
             clock = time.monotonic()
-            recorded = cells.execute(project, parsed.rel, labs.reference(page), parsed.cells)
-            outputs = {cell_id: r.output for cell_id, r in recorded.items()}
-            log(f"execute  {parsed.rel}: {_count(len(parsed.cells), 'cell')} proven in "
-                f"{time.monotonic() - clock:.1f} s")
+            reference = labs.reference(page)
+            key = _cells_key(parsed, reference)
+            if cache is not None and cache.get(page.id, (None,))[0] == key:
+                outputs = cache[page.id][1]
+            else:
+                recorded = cells.execute(project, parsed.rel, reference, parsed.cells)
+                outputs = {cell_id: r.output for cell_id, r in recorded.items()}
+                if cache is not None:
+                    cache[page.id] = (key, outputs)
+                log(f"execute  {parsed.rel}: {_count(len(parsed.cells), 'cell')} proven in "
+                    f"{time.monotonic() - clock:.1f} s")
         views = labs.views(page, parsed.rel) if page.labs else {}
         files[page.path] = renderer.lesson(parsed, outputs, views)
         for src in parsed.figures:
@@ -98,16 +150,19 @@ def build(project: Project, out: Path, *, assets: bool = True,
         report.labs += len(views)
     files.update(labs.py(written))
     files["index.html"] = renderer.index()
+    files["404.html"] = renderer.missing()
     files.update(_static(project))
     log(f"render   {report.pages} pages and the course map")
 
     manifest = {"build": content_hash(files), "pages": manifest_pages}
     files["course.json"] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+    files["_headers"] = HEADERS_FILE
 
     def finish(folder: Path) -> None:
         if assets:
-            from . import assets as browser_assets
+            from . import assets as browser_assets, snapshot
             browser_assets.build(folder)
+            snapshot.build(folder)      # after Pyodide and py/ are in place: made from them
         offline.write_precache(folder)  # last: it lists every file the build wrote
 
     report.files = write_site(out, files, finish=finish)

@@ -42,9 +42,6 @@ class Project:
     def cellrun(self) -> Path:
         return self.code / "cellrun.py"
 
-    @property
-    def stages_module(self) -> Path:
-        return self.code / "stages.py"
 
     def rel(self, path: Path) -> str:
         """`path` as error messages name it: relative to the root when it is inside it."""

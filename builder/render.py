@@ -59,7 +59,8 @@ class Renderer:
         """The HTML of one written page (a lesson, the welcome page, a checkpoint...)."""
         page = source.page
         context = PageContext(course=self.course, page=page, outputs=outputs,
-                              cells={c.id: c for c in source.cells}, labs=labs)
+                              cells={c.id: c for c in source.cells}, labs=labs,
+                              templates=self.templates)
         env = {"page": context}
         body = self.md.renderer.render(source.tokens, self.md.options, env)
         new_here = ""
@@ -71,6 +72,13 @@ class Renderer:
             **self._common(page), body=Markup(body), new_here=Markup(new_here),
             builds_on=Link(previous) if previous and page.kind == "lesson" else None,
             lab_count=len(page.labs), title=_title(page), runs_python=bool(source.cells or labs))
+
+    def missing(self) -> str:
+        """404.html, which serve.py answers for any address that is not a file of the book.
+        Its links are relative to the site's root, so it is meant for unknown top-level pages."""
+        first = next(p for p in self.course.pages if p.written and p.kind == "lesson")
+        return self.templates.get_template("404.html").render(
+            **self._common(None), title="No such page", runs_python=False, first=first)
 
     def index(self) -> str:
         """The course map: every page in order, written or not."""

@@ -17,24 +17,12 @@ from pathlib import Path
 import yaml
 from markdown_it.token import Token
 
-from . import markup
+from . import directives, markup
 from .course import Course, Page
+from .model import Citation, Hint, PageModel, Section
 from .errors import BuildError
 from .project import Project
 
-ANYWHERE = None
-# directive name -> the directives it may sit directly inside (ANYWHERE: outside those that
-# only take their own parts)
-PARENTS: dict[str, set[str] | None] = {
-    "check": ANYWHERE, "option": {"check"}, "explain": {"check"},
-    "prompt": ANYWHERE, "hint": {"prompt", "hints"}, "answer": {"prompt"}, "misses": {"prompt"},
-    "figure": ANYWHERE, "source": ANYWHERE, "aside": ANYWHERE, "side-by-side": ANYWHERE,
-    "lab": {""}, "hints": {"lab"}, "done": {"lab"},
-    "capabilities": ANYWHERE, "card": ANYWHERE,
-    "hit": {"card"}, "built": {"card"}, "principle": {"card"}, "now": {"card"}, "open": {"card"},
-    "sidequest": ANYWHERE,
-}
-CLOSED = {"check", "prompt", "hints", "card", "side-by-side"}   # hold only their own parts (and prose)
 ROLES = ("tau", "general")
 CELL_FLAGS = ("editable", "raises", "answers")
 CELL_VALUES = ("lab", "timeout", "id")
@@ -76,6 +64,7 @@ class Source:
     cells: list[Cell] = field(default_factory=list)
     labs: dict[int, Token] = field(default_factory=dict)
     figures: list[str] = field(default_factory=list)     # src of each figure, in order
+    model: PageModel = field(default_factory=PageModel)  # every part, typed (model.py)
 
 
 def parse(project: Project, course: Course, page: Page) -> Source:
@@ -112,17 +101,6 @@ def parse(project: Project, course: Course, page: Page) -> Source:
     return source
 
 
-def capabilities(course: Course, page: Page) -> list[str]:
-    """The capability of every lesson up to and including `page`, in course order."""
-    found = []
-    for other in course.pages:
-        if other.kind == "lesson" and other.capability:
-            found.append(other.capability)
-        if other is page:
-            break
-    return found
-
-
 class _Checker:
     """Walks the folded tokens once: checks each directive, cell and link, and numbers them."""
 
@@ -138,6 +116,28 @@ class _Checker:
     def fail(self, line: int, message: str) -> None:
         raise BuildError(self.source.rel, line, message)
 
+    def raw(self, first: int, end: int) -> str:
+        """The source text of lines [first, end) (0-based), as the author wrote it."""
+        return "\n".join(self.lines[first:end]).strip()
+
+    def inside(self, token: Token, until: Token | None = None) -> str:
+        """A directive's text, after its opening line, up to `until` or its closing line."""
+        return self.raw(token.map[0] + 1, until.map[0] if until is not None else token.map[1])
+
+    def hints(self, token: Token) -> list[Hint]:
+        return [Hint(title=h.meta["params"], text=self.inside(h), line=h.map[0] + 1)
+                for h in self.parts(token, "hint")]
+
+    def question(self, token: Token, kind: str) -> int:
+        """Number a check or prompt in reading order; a cell marked `answers` after it points here."""
+        self.counts[kind] += 1
+        token.meta["number"] = self.counts[kind]
+        self.last_question = f"{kind}-{self.source.page.number}-{self.counts[kind]}"
+        return self.counts[kind]
+
+    def first_part(self, token: Token) -> Token | None:
+        return next((t for t in token.children if t.type == "directive"), None)
+
     def walk(self, tokens: list[Token], parent: str) -> None:
         for token in tokens:
             line = token.map[0] + 1 if token.map else 0
@@ -149,21 +149,32 @@ class _Checker:
                 self.fail(line, "an ```output fence must come straight after a ```python cell")
             elif token.type == "inline":
                 self.check_inline(token, line)
+            elif token.type == "heading_open" and token.tag == "h2" and not parent:
+                self.source.model.sections.append(Section(title="", line=line))
+            if (token.type == "inline" and self.source.model.sections
+                    and self.source.model.sections[-1].line == line and not parent
+                    and not self.source.model.sections[-1].title):
+                self.source.model.sections[-1].title = token.content
 
     # -- directives --------------------------------------------------------------------------
 
     def directive(self, token: Token, parent: str, line: int) -> None:
         name, params = token.info, token.meta["params"]
         self.closed(token, line)
-        if name not in PARENTS:
-            self.fail(line, f"unknown directive '::: {name}' (known: {', '.join(sorted(PARENTS))})")
-        allowed = PARENTS[name]
-        if allowed is ANYWHERE and parent in CLOSED:
+        entry = directives.REGISTRY.get(name)
+        if entry is None:
+            self.fail(line, f"unknown directive '::: {name}' (known: "
+                            f"{', '.join(sorted(directives.REGISTRY))})")
+        outer = directives.REGISTRY.get(parent)
+        if entry.parents is directives.ANYWHERE and outer is not None and outer.closed:
             self.fail(line, f"'::: {name}' cannot go inside '::: {parent}'")
-        if allowed is not ANYWHERE and parent not in allowed:
-            where = " or ".join(f"'::: {p}'" for p in sorted(allowed) if p) or "the top level"
+        if entry.parents is not directives.ANYWHERE and parent not in entry.parents:
+            where = " or ".join(f"'::: {p}'" for p in sorted(entry.parents) if p) or "the top level"
             self.fail(line, f"'::: {name}' belongs inside {where}")
-        getattr(self, "d_" + name.replace("-", "_"), lambda *a: None)(token, params, line)
+        if entry.check is not None:
+            entry.check(self, token, params, line)
+        if parent == "card":
+            self.source.model.card.add(name)
         self.parents.append(token)
         self.walk(token.children, name)
         self.parents.pop()
@@ -184,102 +195,8 @@ class _Checker:
             self.fail(line, f"'{token.markup} {token.info}' is never closed (a line "
                             f"'{token.markup}' ends it)")
 
-    def _parts(self, token: Token, name: str) -> list[Token]:
+    def parts(self, token: Token, name: str) -> list[Token]:
         return [t for t in token.children if t.type == "directive" and t.info == name]
-
-    def d_check(self, token: Token, params: str, line: int) -> None:
-        options = self._parts(token, "option")
-        right = [o for o in options if "right" in o.meta["params"].split()]
-        if len(options) < 2:
-            self.fail(line, f"a check needs at least two options; this one has {len(options)}")
-        if len(right) != 1:
-            self.fail(line, f"a check needs exactly one right option; this one has {len(right)}")
-        if not token.children or token.children[0].type == "directive":
-            self.fail(line, "a check starts with its question, before the first option")
-        if len(self._parts(token, "explain")) > 1:
-            self.fail(line, "a check has one '::: explain'")
-        for option in options:
-            kids = option.children
-            if not kids or kids[0].type != "paragraph_open":
-                self.fail(option.map[0] + 1, "an option starts with a paragraph: the option itself")
-            extra = set(option.meta["params"].split()) - {"right"}
-            if extra:
-                self.fail(option.map[0] + 1, f"an option takes only 'right', not {sorted(extra)}")
-        self.counts["check"] += 1
-        token.meta["number"] = self.counts["check"]
-        self.last_question = f"check-{self.source.page.number}-{self.counts['check']}"
-
-    def d_prompt(self, token: Token, params: str, line: int) -> None:
-        if not token.children or token.children[0].type == "directive":
-            self.fail(line, "a prompt starts with its question")
-        if len(self._parts(token, "answer")) != 1:
-            self.fail(line, "a prompt needs exactly one '::: answer'")
-        self.counts["prompt"] += 1
-        token.meta["number"] = self.counts["prompt"]
-        self.last_question = f"prompt-{self.source.page.number}-{self.counts['prompt']}"
-
-    def d_figure(self, token: Token, params: str, line: int) -> None:
-        _, values = markup.key_values(params)
-        src = values.get("src")
-        if not src:
-            self.fail(line, "a figure needs src=figures/<file>.svg")
-        if not src.startswith("figures/") or not (self.project.room(self.source.page) / src).is_file():
-            self.fail(line, f"figure file lessons/{self.source.page.folder}/{src} does not exist")
-        kids = token.children
-        if len(kids) < 2 or kids[0].type != "paragraph_open" or not kids[1].content.startswith("alt:"):
-            self.fail(line, "a figure starts with a paragraph 'alt: <what the figure shows>'")
-        if not kids[1].content[4:].strip():
-            self.fail(line, "the figure's alt text is empty")
-        self.counts["figure"] += 1
-        token.meta["number"] = self.counts["figure"]
-        token.meta["src"] = src
-        self.source.figures.append(src)
-
-    def d_aside(self, token: Token, params: str, line: int) -> None:
-        if not params:
-            self.fail(line, "an aside needs a title: '::: aside <Title>'")
-
-    def d_side_by_side(self, token: Token, params: str, line: int) -> None:
-        fences = [t for t in token.children if t.type == "fence"]
-        if len(fences) != 2:
-            self.fail(line, f"a side-by-side holds two code blocks; this one has {len(fences)}")
-
-    def d_lab(self, token: Token, params: str, line: int) -> None:
-        page = self.source.page
-        if not params.isdigit():
-            self.fail(line, "a lab needs its number: '::: lab 1'")
-        number = int(params)
-        if not 1 <= number <= len(page.labs):
-            self.fail(line, f"lab {number}: course.yaml gives page {page.id} "
-                            f"{len(page.labs)} lab{'s' if len(page.labs) != 1 else ''}")
-        if number in self.source.labs:
-            self.fail(line, f"lab {number} appears twice")
-        if number != len(self.source.labs) + 1:
-            self.fail(line, f"lab {number} comes before lab {len(self.source.labs) + 1}")
-        token.meta["number"] = number
-        self.source.labs[number] = token
-
-    def d_capabilities(self, token: Token, params: str, line: int) -> None:
-        """The checklist is course.yaml's capabilities of every lesson up to this one: written out
-        in the source it must say exactly that; left empty, the renderer fills it in."""
-        expected = capabilities(self.course, self.source.page)
-        items = [t for t in token.children if t.type == "inline"]
-        if not token.children:
-            return
-        if not any(t.type == "bullet_list_open" for t in token.children):
-            self.fail(line, "a capability checklist is a Markdown list (or empty: course.yaml fills it)")
-        for n, (item, want) in enumerate(zip(items, expected), 1):
-            if item.content.strip() != want:
-                self.fail(item.map[0] + 1, f"capability {n} says {item.content.strip()!r}; "
-                                           f"course.yaml says {want!r}")
-        if len(items) != len(expected):
-            self.fail(line, f"the capability checklist has {len(items)} items; course.yaml gives "
-                            f"{len(expected)} up to lesson {self.source.page.id}")
-
-    def d_sidequest(self, token: Token, params: str, line: int) -> None:
-        target = self.course.page(params)
-        if target is None or target.kind != "side-quest":
-            self.fail(line, f"side quest {params!r} is not a side quest in course.yaml")
 
     # -- cells -------------------------------------------------------------------------------
 
@@ -338,6 +255,7 @@ class _Checker:
                 href = child.attrGet("href") or ""
                 if href.startswith("lesson:"):
                     target = href.removeprefix("lesson:")
+                    self.source.model.links.append(target)
                     at = text.find(f"(lesson:{target}", cursor)
                     cursor = at + 1 if at >= 0 else cursor
                     here = line + (text.count("\n", 0, at) if at >= 0 else 0)
@@ -357,3 +275,9 @@ class _Checker:
                     self.fail(here, f"unknown role {{{role}}} (known: {', '.join(ROLES)})")
                 if role == "tau" and not TAU_REF.match(child.content.strip()):
                     self.fail(here, f"{{tau}}`{child.content}`: write path or path:first-last")
+                if role == "tau":
+                    path, _, lines = child.content.strip().partition(":")
+                    first, _, last = lines.partition("-")
+                    self.source.model.citations.append(Citation(
+                        path=path, first=int(first) if first else None,
+                        last=int(last or first) if first else None, line=here))

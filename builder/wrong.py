@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .course import Page
+from .course import LineLoader, Page
 from .errors import BuildError
 from .project import Project
 
@@ -57,19 +57,6 @@ class WrongDesign:
         return solution.replace(self.replace, self.with_, 1)
 
 
-class _LineLoader(yaml.SafeLoader):
-    """Remembers the line of every mapping, so an error names the entry."""
-
-
-def _mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict:
-    mapping = loader.construct_mapping(node, deep=True)
-    mapping["__line__"] = node.start_mark.line + 1
-    return mapping
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
-
-
 def load(project: Project, page: Page, test_ids: set[str] | None = None) -> list[WrongDesign]:
     """The wrong designs of `page`, checked. `test_ids`, when given, are the ids its tests
     define: a design must name tests of its own lab that exist."""
@@ -78,7 +65,7 @@ def load(project: Project, page: Page, test_ids: set[str] | None = None) -> list
     if not path.exists():
         return []
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader) or []
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=LineLoader) or []
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         raise BuildError(rel, mark.line + 1 if mark else 0, f"not valid YAML: {error}") from None

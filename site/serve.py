@@ -90,6 +90,19 @@ class BookHandler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         return io.BytesIO(body)
 
+    def send_error(self, code, message=None, explain=None) -> None:
+        """A missing file gets the book's own 404 page (with a way back), when the book has one."""
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.is_file():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404, message)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
     def end_headers(self) -> None:
         for name, value in HEADERS.items():
             self.send_header(name, value)

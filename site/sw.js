@@ -99,6 +99,7 @@ async function store(cache, older, path, hash) {
   if (got !== hash) throw new Error(`sw.js: ${path}: the server sent another build's file (sha256 ${got.slice(0, 12)}, expected ${hash.slice(0, 12)})`);
   const headers = new Headers(response.headers);
   headers.set(HASH_HEADER, hash);
+  for (const [name, value] of Object.entries(ISOLATION)) headers.set(name, value);
   await cache.put(url, new Response(body, { status: 200, statusText: "OK", headers }));
 }
 
@@ -118,6 +119,12 @@ function keyOf(url) {
 
 async function respond(request, url) {
   const cached = await (await caches.open(CACHE)).match(keyOf(url));
+  // Pyodide's .wasm goes out as the cache holds it (stored with the isolation headers): a
+  // response rebuilt with new Response() loses the browser's compiled-code cache, and a returning
+  // reader would compile Python's runtime again on every visit.
+  if (cached && url.pathname.endsWith(".wasm") && cached.headers.get("Cross-Origin-Embedder-Policy")) {
+    return cached;
+  }
   if (cached) return isolated(cached);
   try {
     return await fetch(request);

@@ -17,10 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from builder.errors import BuildError  # noqa: E402
-from builder.labs import load_module  # noqa: E402
 from builder.pipeline import build  # noqa: E402
 from builder.project import Project  # noqa: E402
 
@@ -112,7 +110,7 @@ def book(tmp_path) -> Path:
 
 
 def stages():
-    module = load_module(ROOT / "harness_py" / "stages.py", "test_stages")
+    import stages as module
     return module.load(FIXTURE / "harness_py" / "course" / "harness.py", points=["1.1", "1.2", "2.1"])
 
 
@@ -185,7 +183,7 @@ def test_figures_are_numbered_per_lesson_with_alt_and_the_file_copied(site, less
     image = figure.find("img")
     assert image.attrs["alt"] == "A box labelled greet with an arrow to the word Hello."
     assert image.attrs["src"] == "assets/figures/01-1-hello.svg"
-    assert (site / image.attrs["src"]).read_bytes() == (FIXTURE / "lessons/figures/01-1-hello.svg").read_bytes()
+    assert (site / image.attrs["src"]).read_bytes() == (FIXTURE / "lessons/01-hello/figures/01-1-hello.svg").read_bytes()
     assert "in one arrow" in figure.find("figcaption").text()
 
 
@@ -364,7 +362,7 @@ def test_the_build_id_changes_when_a_lesson_does(book, tmp_path):
 
 # -- bad sources ---------------------------------------------------------------------------------
 
-LESSON = "lessons/01-hello.md"
+LESSON = "lessons/01-hello/page.md"
 
 
 def line_of(book: Path, text: str, rel: str = LESSON) -> int:
@@ -413,9 +411,9 @@ def test_check_with_two_right_options(book, tmp_path):
 
 
 def test_missing_figure_file(book, tmp_path):
-    (book / "lessons/figures/01-1-hello.svg").unlink()
+    (book / "lessons/01-hello/figures/01-1-hello.svg").unlink()
     assert fails(book, tmp_path) == \
-        f"{LESSON}:{line_of(book, '::: figure')}: figure file lessons/figures/01-1-hello.svg does not exist"
+        f"{LESSON}:{line_of(book, '::: figure')}: figure file lessons/01-hello/figures/01-1-hello.svg does not exist"
 
 
 def test_cell_that_will_not_parse(book, tmp_path):
@@ -516,7 +514,7 @@ def test_the_command_line_exits_1_with_the_message(book, tmp_path):
 def test_the_worked_example_in_the_authoring_guide_is_the_fixture_lesson():
     guide = (ROOT / "docs" / "authoring.md").read_text()
     example = guide.split("``````markdown\n", 1)[1].rsplit("``````", 1)[0]
-    assert example == (FIXTURE / "lessons" / "01-hello.md").read_text()
+    assert example == (FIXTURE / "lessons" / "01-hello" / "page.md").read_text()
 
 
 def test_a_directive_that_is_never_closed(book, tmp_path):
@@ -568,3 +566,118 @@ def test_every_tau_citation_of_the_book_exists_at_the_pinned_commit():
             elif lines and int(lines.split("-")[-1]) > len(shown.stdout.splitlines()):
                 problems.append(f"lesson {page.id}: {ref}: the file has {len(shown.stdout.splitlines())} lines")
     assert seen and problems == []
+
+
+# -- the book's rules (builder/rules.py): each one stops a page that breaks it at its line ------
+
+RULE_BREAKS = {
+    "two options": (
+        "::: option\nNothing: it prints the greeting\n\nIt returns the text. The cell above printed "
+        "what it returned.\n:::\n", "", "What does `harness.greet",
+        "check 1 has 2 options; a check has at least three"),
+    "an option with no explanation": (
+        "Nothing: it prints the greeting\n\nIt returns the text. The cell above printed what it "
+        "returned.\n", "Nothing: it prints the greeting\n", "Nothing: it prints the greeting",
+        "check 1: this option has no explanation"),
+    "a prompt with no hint": (
+        "::: hint\nYou have two functions. Which one goes inside the other?\n:::\n\n"
+        "::: hint Nearly the code\n`shout(greet(...))`\n:::\n\n", "",
+        "Write the one line that shouts", "prompt 1 has no '::: hint'"),
+    "a prompt with no common answers": (
+        "::: misses\n- \"`greet(shout(\"Ada\"))`.\" That shouts only the name.\n:::\n", "",
+        "Write the one line that shouts", "prompt 1 has no '::: misses'"),
+    "a lab whose last hint is not nearly the code": (
+        "::: hint Nearly the code\n`text.upper()", "::: hint Closer\n`text.upper()", "::: hint Closer",
+        "lab 2: the last hint is titled 'Nearly the code' (today: 'Closer')"),
+    "a cell with no declared output": (
+        "```output\nto stdout\nto stderr\n```\n", "", "```python cell timeout=5 lab=2",
+        "cell 1-4 declares no ```output"),
+}
+
+
+@pytest.mark.parametrize("rule", RULE_BREAKS)
+def test_a_page_breaking_a_rule_stops_at_its_line(book, tmp_path, rule):
+    old, new, at, message = RULE_BREAKS[rule]
+    change(book, old, new)
+    line = line_of(book, at) - (1 if at.startswith(("What does", "Write", "Nothing")) else 0)
+    assert fails(book, tmp_path).startswith(f"{LESSON}:{line}: {message}")
+
+
+def test_a_figure_without_title_stops_at_its_line(book, tmp_path):
+    svg = book / "lessons/01-hello/figures/01-1-hello.svg"
+    svg.write_text(svg.read_text().replace("<title>greet</title>", ""))
+    assert fails(book, tmp_path) == (f"{LESSON}:{line_of(book, '::: figure')}: figures/01-1-hello.svg "
+                                     f"has no <title> (for readers who cannot see it)")
+
+
+def test_a_lab_without_a_wrong_design_stops_at_the_lab(book, tmp_path):
+    wrong_file = book / "lessons/01-hello/wrong.yaml"
+    wrong_file.write_text(wrong_file.read_text().split("- name: whisper")[0])
+    assert fails(book, tmp_path).startswith(f"{LESSON}:{line_of(book, '::::: lab 2')}: lab 2 has no "
+                                            f"wrong design")
+
+
+def test_a_wrong_design_naming_a_test_that_does_not_exist_stops_at_its_entry(book, tmp_path):
+    change(book, "fails: [test_shouts]", "fails: [test_whispers]", rel="lessons/01-hello/wrong.yaml")
+    line = line_of(book, "- name: whisper", rel="lessons/01-hello/wrong.yaml")
+    assert fails(book, tmp_path) == (f"lessons/01-hello/wrong.yaml:{line}: wrong design 'whisper': "
+                                     f"there is no test Lab2.test_whispers in lessons/01-hello/tests.py")
+
+
+def test_a_wrong_design_whose_text_is_not_in_the_solution_stops_at_its_entry(book, tmp_path):
+    change(book, 'return f"Hello, {name}."\n  with', 'return f"Hi, {name}."\n  with',
+           rel="lessons/01-hello/wrong.yaml")
+    line = line_of(book, "- name: no full stop", rel="lessons/01-hello/wrong.yaml")
+    assert fails(book, tmp_path).startswith(f"lessons/01-hello/wrong.yaml:{line}: wrong design "
+                                            f"'no full stop': the text to replace is found 0 times")
+
+
+def test_a_tau_citation_missing_from_the_lock_stops_at_its_line(book, tmp_path):
+    change(book, "({tau}`README.md`)", "({tau}`README.md:1-2`)")
+    assert fails(book, tmp_path).startswith(
+        f"{LESSON}:{line_of(book, 'README.md:1-2')}: {{tau}}`README.md:1-2` is not in "
+        f"lessons/tau.lock.json")
+
+
+def test_a_lock_entry_no_page_cites_stops_the_build(book, tmp_path):
+    lock = book / "lessons" / "tau.lock.json"
+    data = json.loads(lock.read_text())
+    data["citations"]["src/gone.py:1-3"] = {"path": "src/gone.py", "first": 1, "last": 3, "sha256": "0"}
+    lock.write_text(json.dumps(data))
+    assert fails(book, tmp_path).startswith("lessons/tau.lock.json:1: src/gone.py:1-3 is in the "
+                                            "lock and no page cites it")
+
+
+def test_a_lock_for_another_tau_commit_stops_the_build(book, tmp_path):
+    change(book, PIN, "a" * 40, rel="lessons/course.yaml")
+    assert fails(book, tmp_path).startswith("lessons/tau.lock.json:1: the lock is for Tau 62eab4e5fe20")
+
+
+def test_cite_reads_the_pinned_commit_of_a_tau_repository(book, tmp_path):
+    """`build.py cite` needs only a git repository of Tau: here a small one made on the spot."""
+    repo = tmp_path / "tau"
+    repo.mkdir()
+    git = lambda *args: subprocess.run(["git", *args], cwd=repo, check=True,  # noqa: E731
+                                       capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    files = {"README.md": "# Tau\nA harness.\n", "dev-notes/push-based-persistence.md": "x\n" * 60,
+             "src/tau_agent/harness.py": "line\n" * 120}
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "tau")
+    commit = git("rev-parse", "HEAD")
+    change(book, PIN, commit, rel="lessons/course.yaml")
+    done = subprocess.run([sys.executable, "build.py", "--root", str(book), "cite", "--tau", str(repo)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lock = json.loads((book / "lessons" / "tau.lock.json").read_text())
+    assert lock["commit"] == commit
+    import hashlib
+    assert lock["citations"]["README.md"]["sha256"] == hashlib.sha256(files["README.md"].encode()).hexdigest()
+    build(Project.at(book), tmp_path / "site", assets=False, log=lambda line: None)
+    change(book, "({tau}`README.md`)", "({tau}`README.md:1-9`)")
+    done = subprocess.run([sys.executable, "build.py", "--root", str(book), "cite", "--tau", str(repo)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "README.md:1-9: the file has 2 lines" in done.stderr

@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 from builder import dist, offline  # noqa: E402
 from test_serve import free_port, get, read_line  # noqa: E402

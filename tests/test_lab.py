@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness_py"))
 
 import lab  # noqa: E402
 

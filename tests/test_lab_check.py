@@ -7,7 +7,6 @@ stages against harness_py/course/tests/lesson11.py.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -89,11 +88,8 @@ def _lines(done: subprocess.CompletedProcess) -> list[str]:
 
 
 def _load_lab_check():
-    spec = importlib.util.spec_from_file_location("lab_check_under_test",
-                                                  LAB_PACKAGE / "lab_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from lab import lab_check
+    return lab_check
 
 
 # ------------------------------------------------------------------------------- the command line
@@ -240,7 +236,6 @@ def test_sentences_runs_nothing(tmp_path):
 
 @pytest.fixture(scope="module")
 def course():
-    sys.path.insert(0, str(ROOT / "harness_py"))
     import stages
     return stages.load()
 

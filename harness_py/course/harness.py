@@ -83,11 +83,12 @@ def error_message(text):
 #
 # The schema asks the model for arguments of some type, and nothing makes it send them. A tool
 # reads its arguments through these two (lesson 6's tools all will), and a wrong one raises:
-#   str_arg(arguments, name) -> str            arguments[name], if it is a string. Missing, or
-#                                              not a string: ValueError(f"{name} must be a string")
-#   int_arg(arguments, name, default) -> int   arguments[name], if it is an int; `default` if it
-#                                              is missing or None. Anything else:
-#                                              ValueError(f"{name} must be an integer")
+#   str_arg(arguments, name) -> str            arguments[name], if it is a string ("" is one).
+#                                              Missing, or not a string:
+#                                              ValueError(f"{name} must be a string")
+#   int_arg(arguments, name, default) -> int   arguments[name], if it is an int (0 is one);
+#                                              `default` if it is missing or None. Anything
+#                                              else: ValueError(f"{name} must be an integer")
 #@ code
 def str_arg(arguments, name):
     """The string argument `name`, checked. The schema asked the model for a string and nobody
@@ -452,13 +453,15 @@ def run_agent(model, system, messages, tools, prompt):
 #     error_message(f"Agent stopped after max_turns={max_turns}") instead, and return
 #   - a reply with stop_reason "error" (the provider failed) is appended like any other, and
 #     then the run returns: none of it is acted on, even if it holds tool calls
+# An exception raised by model.complete is not caught here: let it go up to the caller.
 #@ code
 def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
     """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
     back failed (stop_reason "error"), or `max_turns` model calls have been made (None: no limit).
     Every message of the run is appended to `messages` (the caller's list, the transcript) as it
     happens. Returns this run's messages; the last says how it ended. A stop is a message in the
-    record, never an exception, so the transcript always says why the run is over."""
+    record, never an exception. An exception from model.complete is not caught: it goes up to the
+    caller, and the record stays whole up to the last complete message."""
     new = []  # this run's messages
 
     def record(message):

@@ -5,6 +5,10 @@ is owed. Each test's docstring is its checklist line on the page, word for word;
 the order they are written.
 
     python lab/lab_check.py --harness harness.py --lesson 4 tests.py
+
+Every message a check fails with is written for the reader: what was expected, what happened.
+A test never lets an Exception from the reader's code escape: it says, in a sentence, what was
+raised and what should have happened instead.
 """
 import unittest
 
@@ -13,6 +17,8 @@ import lab
 
 LESSON = 4
 
+
+# ------------------------------------------------------------------------------------- helpers
 
 def _tool(name, execute):
     return {"name": name, "description": f"The {name} tool.",
@@ -25,71 +31,182 @@ def _raising(error):
     return execute
 
 
-class Lab1(unittest.TestCase):
+def _what(value):
+    """A short description of a value, for a failure message."""
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict) and value.get("role") == "toolResult":
+        mark = "marked is_error" if value.get("is_error") else "not marked is_error"
+        return f"a toolResult {mark}, content {_what(value.get('content'))}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _error(exc):
+    """An exception as a reader would write it: ValueError('disk full')."""
+    return repr(exc)
+
+
+class _LabCase(unittest.TestCase):
+    """Shared checks. Messages are the whole story, so unittest's own prefix is switched off."""
+    longMessage = False
+
+    def function(self, name):
+        """harness.<name>, or a FAIL that says it is not there yet."""
+        found = getattr(harness, name, None)
+        if not callable(found):
+            self.fail(f"harness.py has no function {name} yet: write it in region 2, tools.")
+        return found
+
+    def outcome(self, call):
+        """("returned", value) or ("raised", exception) for call(), Exceptions only."""
+        try:
+            return "returned", call()
+        except Exception as exc:            # noqa: BLE001 - the test reports it
+            return "raised", exc
+
+    def run_tool(self, tools, call, when):
+        """run_tool's result for `call`; a FAIL if it raises or gives back anything but one
+        toolResult dict."""
+        run_tool = self.function("run_tool")
+        how, value = self.outcome(lambda: run_tool(tools, call))
+        if how == "raised":
+            self.fail(f"{when}, run_tool raised {_error(value)}. It must return a toolResult "
+                      "with is_error True instead: run_tool never raises an Exception.")
+        if not isinstance(value, dict):
+            self.fail(f"{when}, run_tool returned {_what(value)}. One call in, exactly one "
+                      "result out: a single toolResult dict.")
+        return value
+
+    def assert_result(self, result, when, whose="the result's", **expected):
+        """The result's fields, compared one by one: the first difference is named."""
+        for key, want in expected.items():
+            if key not in result:
+                self.fail(f"{when}, {whose} {key!r} key is missing; expected {want!r}.")
+            got = result[key]
+            if got != want or type(got) is not type(want):
+                self.fail(f"{when}, {whose} {key} is {_what(got)}; expected {want!r}.")
+
+
+# ------------------------------------------------------------------------------------- the lab
+
+class Lab1(_LabCase):
 
     def test_str_arg(self):
-        """str_arg gives back a string argument, and raises ValueError("path must be a string") when path is missing, None or 42."""
-        self.assertEqual(harness.str_arg({"path": "a.py"}, "path"), "a.py")
-        self.assertEqual(harness.str_arg({"path": ""}, "path"), "")
+        """str_arg gives back a string argument, "" included, and raises ValueError("path must be a string") when path is missing, None or 42."""
+        str_arg = self.function("str_arg")
+        for arguments, want in (({"path": "a.py"}, "a.py"), ({"path": ""}, "")):
+            how, got = self.outcome(lambda: str_arg(arguments, "path"))
+            if how == "raised":
+                self.fail(f"str_arg({arguments}, 'path') raised {_error(got)}; expected "
+                          f"{want!r}: a string is a string, even an empty one.")
+            if got != want:
+                self.fail(f"str_arg({arguments}, 'path') returned {_what(got)}; "
+                          f"expected {want!r}.")
         for arguments in ({}, {"path": None}, {"path": 42}):
-            with self.assertRaises(ValueError, msg=f"str_arg({arguments}, 'path')") as caught:
-                harness.str_arg(arguments, "path")
-            self.assertEqual(str(caught.exception), "path must be a string")
+            how, got = self.outcome(lambda: str_arg(arguments, "path"))
+            if how == "returned":
+                self.fail(f"str_arg({arguments}, 'path') returned {_what(got)}; expected it to "
+                          "raise ValueError('path must be a string'). The schema asked for a "
+                          "string; this is not one.")
+            if not isinstance(got, ValueError) or str(got) != "path must be a string":
+                self.fail(f"str_arg({arguments}, 'path') raised {_error(got)}; expected "
+                          "ValueError('path must be a string'), the sentence the model will "
+                          "read.")
 
     def test_int_arg(self):
-        """int_arg gives back an int argument, the default when it is missing or None, and raises ValueError("limit must be an integer") for "10" or 2.5."""
-        self.assertEqual(harness.int_arg({"limit": 10}, "limit", 5), 10)
-        self.assertEqual(harness.int_arg({}, "limit", 5), 5)
-        self.assertEqual(harness.int_arg({"limit": None}, "limit", None), None)
+        """int_arg gives back an int argument, 0 included, the default when it is missing or None, and raises ValueError("limit must be an integer") for "10" or 2.5."""
+        int_arg = self.function("int_arg")
+        for arguments, want in (({"limit": 10}, 10), ({"limit": 0}, 0), ({}, 5),
+                                ({"limit": None}, 5)):
+            how, got = self.outcome(lambda: int_arg(arguments, "limit", 5))
+            if how == "raised":
+                self.fail(f"int_arg({arguments}, 'limit', 5) raised {_error(got)}; expected "
+                          f"{want!r}. A missing or None argument gives the default.")
+            if got != want or type(got) is not int:
+                self.fail(f"int_arg({arguments}, 'limit', 5) returned {_what(got)}; "
+                          f"expected {want!r}.")
         for value in ("10", 2.5):
-            with self.assertRaises(ValueError, msg=f"int_arg({{'limit': {value!r}}})") as caught:
-                harness.int_arg({"limit": value}, "limit", 5)
-            self.assertEqual(str(caught.exception), "limit must be an integer")
+            arguments = {"limit": value}
+            how, got = self.outcome(lambda: int_arg(arguments, "limit", 5))
+            if how == "returned":
+                self.fail(f"int_arg({arguments}, 'limit', 5) returned {_what(got)}; expected it "
+                          "to raise ValueError('limit must be an integer'). Do not guess what "
+                          "the model meant: tell it.")
+            if not isinstance(got, ValueError) or str(got) != "limit must be an integer":
+                self.fail(f"int_arg({arguments}, 'limit', 5) raised {_error(got)}; expected "
+                          "ValueError('limit must be an integer').")
 
     def test_a_tool_that_raises(self):
         """A tool that raises ValueError("disk full") gets one result, content "disk full" and is_error True, and run_tool itself raises nothing."""
         call = lab.call("save", {}, id="c1")
-        result = harness.run_tool([_tool("save", _raising(ValueError("disk full")))], call)
-        self.assertEqual(result, {"role": "toolResult", "tool_call_id": "c1", "tool_name": "save",
-                                  "content": "disk full", "is_error": True})
+        when = "When the save tool raises ValueError('disk full')"
+        result = self.run_tool([_tool("save", _raising(ValueError("disk full")))], call, when)
+        self.assert_result(result, when, role="toolResult", tool_call_id="c1", tool_name="save",
+                           content="disk full", is_error=True)
 
     def test_any_exception(self):
-        """Whatever Exception a tool raises (KeyError, ZeroDivisionError, FileNotFoundError), the call still gets exactly one result marked is_error."""
+        """Whatever Exception a tool raises (KeyError, ZeroDivisionError, FileNotFoundError), the call still gets exactly one result, its content str() of the exception, marked is_error."""
         for error in (KeyError("content"), ZeroDivisionError("division by zero"),
                       FileNotFoundError("no such file: a.py")):
-            result = harness.run_tool([_tool("t", _raising(error))], lab.call("t", {}, id="c9"))
-            self.assertEqual((result["tool_call_id"], result["content"], result["is_error"]),
-                             ("c9", str(error), True), type(error).__name__)
+            when = f"When the tool raises {_error(error)}"
+            result = self.run_tool([_tool("t", _raising(error))], lab.call("t", {}, id="c9"),
+                                   when)
+            self.assert_result(result, when, tool_call_id="c9", content=str(error),
+                               is_error=True)
 
     def test_unknown_tool(self):
-        """A call to a tool nobody has, "nope", is answered "Tool nope not found" with is_error True."""
-        result = harness.run_tool([_tool("save", lambda arguments: "ok")],
-                                  lab.call("nope", {}, id="c2"))
-        self.assertEqual((result["tool_call_id"], result["tool_name"], result["content"],
-                          result["is_error"]), ("c2", "nope", "Tool nope not found", True))
+        """A call to a tool nobody has, "nope", is answered "Tool nope not found" with is_error True, with other tools or with none."""
+        for tools in ([_tool("save", lambda arguments: "ok")], []):
+            when = (f"For a call to 'nope' with tools {[t['name'] for t in tools]}")
+            result = self.run_tool(tools, lab.call("nope", {}, id="c2"), when)
+            self.assert_result(result, when, role="toolResult", tool_call_id="c2",
+                               tool_name="nope", content="Tool nope not found", is_error=True)
 
     def test_working_tool_unchanged(self):
-        """A tool that works still gets its own output with is_error False."""
-        result = harness.run_tool([_tool("echo", lambda arguments: "hi")],
-                                  lab.call("echo", {}, id="c3"))
-        self.assertEqual((result["content"], result["is_error"]), ("hi", False))
+        """A tool that returns gets its own output with is_error False, even when that output reports a failure ("Command exited with code 1")."""
+        for output in ("hi", "FAILED test_a.py\nCommand exited with code 1"):
+            when = f"When the tool returns {output!r}"
+            result = self.run_tool([_tool("echo", lambda arguments: output)],
+                                   lab.call("echo", {}, id="c3"), when)
+            self.assert_result(result, when, tool_call_id="c3", content=output, is_error=False)
 
     def test_ctrl_c_is_not_the_tools_news(self):
-        """A KeyboardInterrupt raised inside a tool is not caught: Ctrl-C is the user's, not a tool failure."""
-        with self.assertRaises(KeyboardInterrupt):
-            harness.run_tool([_tool("slow", _raising(KeyboardInterrupt()))],
-                             lab.call("slow", {}, id="c4"))
+        """A KeyboardInterrupt or a lab.PowerCut raised inside a tool goes straight through run_tool: Ctrl-C and a power cut are not tool failures."""
+        run_tool = self.function("run_tool")
+        for error in (KeyboardInterrupt(), lab.PowerCut("the power went out")):
+            name = type(error).__name__
+            try:
+                got = run_tool([_tool("slow", _raising(error))], lab.call("slow", {}, id="c4"))
+            except type(error):
+                continue
+            except Exception as exc:        # noqa: BLE001 - the test reports it
+                self.fail(f"When the tool raises {name}, run_tool raised {_error(exc)} instead. "
+                          f"Let the {name} itself through.")
+            self.fail(f"When the tool raises {name}, run_tool returned {_what(got)}. A "
+                      f"{name} is not the tool's news: catch Exception, not BaseException, so "
+                      "it goes straight through.")
 
     def test_run_carries_on(self):
         """In a run, a tool that breaks is reported to the model, which is sent the error as the last message, and the run carries on to the model's answer."""
         call = lab.call("save", {}, id="c1")
         model = lab.ScriptedModel([lab.reply(call), lab.say("Saving failed: the disk is full.")])
         messages = []
-        lab.drive(harness.run_agent(model, harness.SYSTEM, messages,
-                                    [_tool("save", _raising(OSError("disk full")))], "Save it."))
-        self.assertEqual(lab.shape(messages), "U A[c1] R(c1) A")
+        tools = [_tool("save", _raising(OSError("disk full")))]
+        how, got = self.outcome(lambda: lab.drive(harness.run_agent(
+            model, harness.SYSTEM, messages, tools, "Save it.")))
+        if how == "raised":
+            self.fail(f"run_agent raised {_error(got)} when the save tool raised "
+                      f"OSError('disk full'); the transcript stopped at {lab.shape(messages)}. "
+                      "run_tool should have turned the error into a result.")
+        if lab.shape(messages) != "U A[c1] R(c1) A":
+            self.fail(f"The transcript is {lab.shape(messages)}; expected U A[c1] R(c1) A: "
+                      "the call, its result, and the model's answer.")
+        if len(model.calls) != 2:
+            self.fail(f"The model was called {len(model.calls)} times; expected 2.")
         sent = model.calls[1].messages[-1]
-        self.assertEqual((sent["content"], sent["is_error"]), ("disk full", True))
+        self.assert_result(sent, "In the model's second request", "the last message's",
+                           content="disk full", is_error=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ into the record as the last message, and never raised. Each test's docstring is 
 on the page, word for word; the tests run in the order they are written.
 
     python lab/lab_check.py --harness harness.py --lesson 5 tests.py
+
+The run is consumed with lab.drive, which takes it to its end whatever run_agent returns, so
+later lessons (where run_agent becomes a generator of events) pass these tests too. An exception
+that escapes run_agent is caught here and reported as a plain failure with a sentence: a stop that
+raises is the mistake this lab is about, not a crash of the test.
 """
 import unittest
 
@@ -29,54 +34,115 @@ def _runaway(request):
     return lab.reply(lab.call("step", {}, id=f"s{n + 1}"))
 
 
-def _run(model, tools, prompt="Go.", messages=None, **options):
-    messages = [] if messages is None else messages
-    lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, prompt, **options))
-    return messages
+def _times(n):
+    return "once" if n == 1 else f"{n} times"
+
+
+def _failed(messages):
+    """The positions of the messages marked failed (stop_reason "error")."""
+    return [n for n, m in enumerate(messages) if m.get("stop_reason") == "error"]
 
 
 class Lab1(unittest.TestCase):
+    longMessage = False
+
+    def _run(self, model, tools, prompt="Go.", messages=None, *, what="a stop", **options):
+        """Run the agent to its end; an exception escaping run_agent is a plain FAIL."""
+        messages = [] if messages is None else messages
+        try:
+            lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, prompt,
+                                        **options))
+        except lab.ScriptExhausted:
+            self.fail(f"the model was called {_times(len(model.calls))}, more than this run "
+                      f"should ever make; the transcript so far: {lab.shape(messages)}")
+        except Exception as exc:  # noqa: BLE001 - the reader's code: report, do not crash
+            self.fail(f"run_agent raised {type(exc).__name__}: {exc}; {what} must end the run "
+                      "and be written into the record, not raised")
+        return messages
+
+    def _shape(self, messages, expected, why=""):
+        got = lab.shape(messages) or "(nothing)"
+        if got != expected:
+            self.fail(f"the transcript should be {expected}; it is {got}" + (f". {why}" if why
+                                                                             else ""))
 
     def test_error_message(self):
         """error_message("Agent stopped") is {"role": "assistant", "content": [], "stop_reason": "error", "error_message": "Agent stopped"}."""
-        self.assertEqual(harness.error_message("Agent stopped"),
-                         {"role": "assistant", "content": [], "stop_reason": "error",
-                          "error_message": "Agent stopped"})
+        expected = {"role": "assistant", "content": [], "stop_reason": "error",
+                    "error_message": "Agent stopped"}
+        got = harness.error_message("Agent stopped")
+        if got != expected:
+            self.fail(f"error_message(\"Agent stopped\") should be {expected}; it is {got}")
 
     def test_max_turns_stops_a_runaway(self):
         """With max_turns=3 and a model that never stops asking, the model is called exactly 3 times, every call gets its result, and the last message is error_message("Agent stopped after max_turns=3")."""
         runs = []
         model = lab.ScriptedModel([_runaway] * 5)
-        messages = _run(model, [_counter(runs)], max_turns=3)
-        self.assertEqual(len(model.calls), 3, f"the model was called {len(model.calls)} times")
-        self.assertEqual(lab.shape(messages), "U A[s1] R(s1) A[s2] R(s2) A[s3] R(s3) A!")
-        self.assertEqual(messages[-1], harness.error_message("Agent stopped after max_turns=3"))
-        self.assertEqual(len(runs), 3)
+        messages = self._run(model, [_counter(runs)], max_turns=3, what="a runaway")
+        self.assertEqual(len(model.calls), 3, "the model should be called 3 times; it was "
+                                              f"called {_times(len(model.calls))}")
+        self._shape(messages, "U A[s1] R(s1) A[s2] R(s2) A[s3] R(s3) A!",
+                    "Every call is answered before the brake is checked")
+        self.assertEqual(messages[-1], harness.error_message("Agent stopped after max_turns=3"),
+                         f"the last message should be error_message(\"Agent stopped after "
+                         f"max_turns=3\"); it is {messages[-1]}")
+        self.assertEqual(len(runs), 3, f"the tool should run 3 times; it ran {_times(len(runs))}")
 
     def test_checked_before_the_call(self):
         """max_turns=1 makes one model call and runs its tool, and then the stop is written instead of a second call: the brake is checked before the call, never after."""
         runs = []
         model = lab.ScriptedModel([_runaway] * 5)
-        messages = _run(model, [_counter(runs)], max_turns=1)
-        self.assertEqual(lab.shape(messages), "U A[s1] R(s1) A!")
-        self.assertEqual(len(model.calls), 1)
+        messages = self._run(model, [_counter(runs)], max_turns=1, what="a runaway")
+        self._shape(messages, "U A[s1] R(s1) A!",
+                    "A stop between a call and its result leaves the call unanswered")
+        self.assertEqual(len(model.calls), 1, "the model should be called once; it was called "
+                                              f"{_times(len(model.calls))}")
+
+    def test_answer_on_the_last_turn(self):
+        """With max_turns=3, a model that asks twice and answers on call 3 ends on its answer: the limit was reached, not passed, and nothing is marked failed."""
+        runs = []
+        model = lab.ScriptedModel([_runaway, _runaway, lab.say("Done."), lab.say("Unreached.")])
+        messages = self._run(model, [_counter(runs)], max_turns=3, what="a runaway")
+        self._shape(messages, "U A[s1] R(s1) A[s2] R(s2) A",
+                    "A run that answers within its turns has not been stopped")
+        self.assertEqual(_failed(messages), [], "a message is marked failed in a run that "
+                                                "finished with an answer")
+
+    def test_zero_turns(self):
+        """max_turns=0 makes no model call at all: the run is the prompt, then error_message("Agent stopped after max_turns=0")."""
+        model = lab.ScriptedModel([_runaway] * 3)
+        messages = self._run(model, [_counter([])], max_turns=0, what="a runaway")
+        self.assertEqual(len(model.calls), 0, "the model should not be called; it was called "
+                                              f"{_times(len(model.calls))}")
+        self._shape(messages, "U A!")
+        self.assertEqual(messages[-1], harness.error_message("Agent stopped after max_turns=0"),
+                         f"the last message should be error_message(\"Agent stopped after "
+                         f"max_turns=0\"); it is {messages[-1]}")
 
     def test_no_limit_by_default(self):
-        """Without max_turns a run goes on as long as the model asks: 30 rounds of tools, then the answer, and nothing is marked failed."""
+        """Without max_turns a run goes on as long as the model asks: 30 rounds of tools, then the answer, and no message is marked failed."""
         runs = []
         model = lab.ScriptedModel([_runaway] * 30 + [lab.say("Done.")])
-        messages = _run(model, [_counter(runs)])
-        self.assertEqual(len(runs), 30)
-        self.assertEqual(lab.show(messages[-1:]), 'assistant -> "Done."')
-        self.assertNotEqual(messages[-1].get("stop_reason"), "error")
+        messages = self._run(model, [_counter(runs)], what="a runaway")
+        self.assertEqual(len(runs), 30, f"the tool should run 30 times; it ran "
+                                        f"{_times(len(runs))}")
+        self.assertEqual(lab.show(messages[-1:]), 'assistant -> "Done."',
+                         f"the last message should be the answer; it is {lab.show(messages[-1:])}")
+        self.assertEqual(_failed(messages), [], f"messages {_failed(messages)} are marked failed "
+                                                "in a run with no limit that ended on an answer")
 
     def test_provider_failure_is_recorded(self):
-        """A provider that falls over (lab.provider_error("503 overloaded")) ends the run with no exception, and its failed reply is the last message of the record."""
-        model = lab.ScriptedModel([lab.provider_error("503 overloaded"), lab.say("Unreached.")])
-        messages = _run(model, [])
-        self.assertEqual(lab.shape(messages), "U A!")
-        self.assertEqual(messages[-1]["error_message"], "503 overloaded")
-        self.assertEqual(len(model.calls), 1, "after a failed reply nobody calls the model again")
+        """A provider that falls over on call 2 (lab.provider_error("503 overloaded")) ends the run with no exception: the record is U A[s1] R(s1) A!, that failed reply is its last message, and the model is not called again."""
+        runs = []
+        model = lab.ScriptedModel([_runaway, lab.provider_error("503 overloaded"),
+                                   lab.say("Unreached.")])
+        messages = self._run(model, [_counter(runs)], what="a failed reply")
+        self._shape(messages, "U A[s1] R(s1) A!")
+        last = messages[-1]
+        self.assertEqual((last.get("stop_reason"), last.get("error_message")),
+                         ("error", "503 overloaded"),
+                         f"the last message should be the failed reply, as it came; it is {last}")
+        self.assertEqual(len(model.calls), 2, "after a failed reply nobody calls the model again")
 
     def test_failed_reply_not_acted_on(self):
         """A failed reply that still holds a tool call has none of it acted on: the tool never runs, and the run ends on that reply."""
@@ -84,19 +150,23 @@ class Lab1(unittest.TestCase):
         broken = {**lab.reply(lab.call("step", {}, id="s1")), "stop_reason": "error",
                   "error_message": "stream cut off"}
         model = lab.ScriptedModel([broken, lab.say("Unreached.")])
-        messages = _run(model, [_counter(runs)])
+        messages = self._run(model, [_counter(runs)], what="a failed reply")
         self.assertEqual(runs, [], "the tool ran for a reply that failed")
-        self.assertEqual(lab.shape(messages), "U A![s1]")
+        self._shape(messages, "U A![s1]")
 
     def test_stops_after_what_came_before(self):
         """A run that is stopped keeps everything said before it, and the next run carries on from the stop on the same list."""
         runs = []
-        messages = [lab.user("Hi"), lab.say("Hello.")]
-        _run(lab.ScriptedModel([_runaway] * 3), [_counter(runs)], messages=messages, max_turns=1)
-        self.assertEqual(lab.shape(messages), "U A U A[s1] R(s1) A!")
+        earlier = [lab.user("Hi"), lab.say("Hello.")]
+        messages = list(earlier)
+        self._run(lab.ScriptedModel([_runaway] * 3), [_counter(runs)], messages=messages,
+                  max_turns=1, what="a runaway")
+        self._shape(messages, "U A U A[s1] R(s1) A!")
+        self.assertTrue(messages[0] is earlier[0] and messages[1] is earlier[1],
+                        "the messages from before the run should stay first, untouched")
         model = lab.ScriptedModel([lab.say("Carrying on.")])
-        _run(model, [_counter(runs)], "Carry on.", messages=messages)
-        self.assertEqual(lab.shape(messages), "U A U A[s1] R(s1) A! U A")
+        self._run(model, [_counter(runs)], "Carry on.", messages=messages)
+        self._shape(messages, "U A U A[s1] R(s1) A! U A")
 
 
 if __name__ == "__main__":

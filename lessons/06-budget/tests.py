@@ -6,6 +6,10 @@ within MAX_LINES lines and MAX_BYTES bytes, and says how to get the rest. Each t
 its checklist line on the page, word for word; the tests run in the order they are written.
 
     python lab/lab_check.py --harness harness.py --lesson 6 tests.py [--lab 1|2]
+
+Every message a check fails with is written for the reader: what was expected, what came back,
+and where the two first part. Long texts are never handed to assertEqual (its diff of two
+2,000-line strings takes longer than the time limit); _same names the first differing line.
 """
 import unittest
 
@@ -15,8 +19,50 @@ import lab
 LESSON = 6
 
 
-def _numbered(n):
-    return "".join(f"line {k}\n" for k in range(1, n + 1))
+# ------------------------------------------------------------------------------------- helpers
+
+def _numbered(n, first=1):
+    return "".join(f"line {k}\n" for k in range(first, n + 1))
+
+
+def _clip(value, width=70):
+    """repr(value), cut short for a failure message."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _lines(n):
+    return f"{n} line" if n == 1 else f"{n} lines"
+
+
+def _around(a, b):
+    """The two texts from a little before the first character where they differ."""
+    k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(0, k - 15)
+    lead = "..." if start else ""
+    return lead + _clip(a[start:], 55), lead + _clip(b[start:], 55)
+
+
+def _first_difference(got, want):
+    """None if the two texts are equal; otherwise a short sentence naming the first line where
+    they part, counted from 1."""
+    if got == want:
+        return None
+    if not isinstance(got, str):
+        return f"it is not a string but {type(got).__name__}: {_clip(got)}"
+    mine, theirs = got.splitlines(keepends=True), want.splitlines(keepends=True)
+    for k, (a, b) in enumerate(zip(mine, theirs), 1):
+        if a.rstrip("\n") != b.rstrip("\n"):
+            a, b = _around(a, b)
+            return f"line {k} is {a}, expected {b}"
+    if len(mine) == len(theirs):
+        return (f"the last line is {_clip(mine[-1])}, expected {_clip(theirs[-1])}: "
+                "they differ only in the newline at the end")
+    if len(mine) > len(theirs):
+        return (f"it has {_lines(len(mine))}, expected {len(theirs)}: line {len(theirs) + 1} "
+                f"should not be there, {_clip(mine[len(theirs)])}")
+    return (f"it has {_lines(len(mine))}, expected {len(theirs)}: line {len(mine) + 1} is "
+            f"missing, {_clip(theirs[len(mine)])}")
 
 
 def _result(tool, arguments):
@@ -24,123 +70,245 @@ def _result(tool, arguments):
     return harness.run_tool([tool], lab.call(tool["name"], arguments, id="c1"))
 
 
-class Lab1(unittest.TestCase):
+class _Case(unittest.TestCase):
+    longMessage = False
+
+    def same(self, got, want, what):
+        """Fail with the first difference if the text `got` is not `want`."""
+        difference = _first_difference(got, want)
+        if difference:
+            self.fail(f"{what}: {difference}")
+
+    def call(self, what, function, *args, **kwargs):
+        """function(*args, **kwargs), or a failure that says what raised."""
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            self.fail(f"{what} raised {type(error).__name__}: {error}")
+
+    def cut(self, name, text, want, **budget):
+        """Check truncate_head or truncate_tail on a short text against (kept, lines_shown)."""
+        shown = ", ".join([_clip(text, 40)] + [f"{k}={v}" for k, v in budget.items()])
+        call = f"{name}({shown})"
+        got = self.call(call, getattr(harness, name), text, **budget)
+        if not (isinstance(got, tuple) and len(got) == 2):
+            self.fail(f"{call} should return a pair (kept, lines_shown), not {_clip(got)}")
+        if got != want:
+            self.fail(f"{call} returned {_clip(got)}, expected {_clip(want)}")
+
+    def run_tool(self, tool, arguments):
+        result = _result(tool, arguments)
+        if not isinstance(result.get("content"), str):
+            self.fail(f"{tool['name']}({arguments}) should give a string, not "
+                      f"{_clip(result.get('content'))}")
+        return result
+
+    def ordinary(self, tool, arguments, what):
+        """The content of a result that must not be an error."""
+        result = self.run_tool(tool, arguments)
+        if result["is_error"]:
+            self.fail(f"{what} came back as an error (is_error True), ending "
+                      f"{_clip(result['content'][-60:])}")
+        return result["content"]
+
+    def error(self, tool, arguments, want, what):
+        """Check that a call comes back as the error `want`."""
+        result = self.run_tool(tool, arguments)
+        if not result["is_error"]:
+            self.fail(f"{what} should be an error (is_error True); it came back as an ordinary "
+                      f"result: {_clip(result['content'], 200)}")
+        self.same(result["content"], want, f"the error for {what}")
+
+
+# ----------------------------------------------------------------------------------------- lab 1
+
+class Lab1(_Case):
 
     def test_head_whole_lines(self):
-        """truncate_head("a\\nb\\nc\\n", max_lines=2) is ("a\\nb\\n", 2): whole lines from the start, newlines kept; a text that fits comes back whole."""
-        self.assertEqual(harness.truncate_head("a\nb\nc\n", max_lines=2), ("a\nb\n", 2))
-        self.assertEqual(harness.truncate_head("a\nb\nc", max_lines=5), ("a\nb\nc", 3))
-        self.assertEqual(harness.truncate_head(""), ("", 0))
+        """truncate_head("a\\nb\\nc\\n", max_lines=2) is ("a\\nb\\n", 2): whole lines from the start, newlines kept; a text that fits comes back whole, and "" gives ("", 0)."""
+        self.cut("truncate_head", "a\nb\nc\n", ("a\nb\n", 2), max_lines=2)
+        self.cut("truncate_head", "a\nb\n", ("a\nb\n", 2), max_lines=2)
+        self.cut("truncate_head", "a\nb\nc", ("a\nb\nc", 3), max_lines=5)
+        self.cut("truncate_head", "", ("", 0))
 
     def test_head_counts_bytes(self):
-        """truncate_head counts UTF-8 bytes, not characters: with max_bytes=5, "éé\\n" (5 bytes) fits, and "ééé\\n" (7 bytes) gives ("", 0)."""
-        self.assertEqual(harness.truncate_head("éé\nx\n", max_bytes=5), ("éé\n", 1))
-        self.assertEqual(harness.truncate_head("ééé\nx\n", max_bytes=5), ("", 0))
+        """truncate_head counts UTF-8 bytes, not characters: with max_bytes=5, "éé\\n" (exactly 5 bytes) fits, and "ééé\\n" (7 bytes, the cut in the middle of an "é") gives ("", 0)."""
+        self.cut("truncate_head", "éé\nx\n", ("éé\n", 1), max_bytes=5)
+        self.cut("truncate_head", "ééé\nx\n", ("", 0), max_bytes=5)
+
+    def test_head_default_budget(self):
+        """By default the budget is MAX_LINES lines and MAX_BYTES bytes: 1,000 lines of 50 bytes (exactly MAX_BYTES) come back whole, one byte more loses the last line, and 2,001 short lines give 2,000."""
+        if (harness.MAX_LINES, harness.MAX_BYTES) != (2000, 50_000):
+            self.fail(f"MAX_LINES and MAX_BYTES should be 2000 and 50000, not "
+                      f"{harness.MAX_LINES} and {harness.MAX_BYTES}")
+        line = "x" * 49 + "\n"
+        text = line * 1000
+        kept, shown = self.call("truncate_head(text)", harness.truncate_head, text)
+        if (len(kept.encode()), shown) != (50_000, 1000):
+            self.fail(f"1,000 lines of 50 bytes are exactly MAX_BYTES and should all come back; "
+                      f"got {shown} lines, {len(kept.encode())} bytes")
+        over = line * 999 + "x" * 50 + "\n"
+        kept, shown = self.call("truncate_head(text)", harness.truncate_head, over)
+        if shown != 999:
+            self.fail(f"with a last line one byte longer (50,001 bytes in all) the first 999 lines "
+                      f"should come back and the last should not; got {shown} lines")
+        kept, shown = self.call("truncate_head(text)", harness.truncate_head, "z\n" * 2001)
+        if shown != 2000 or kept != "z\n" * 2000:
+            self.fail(f"2,001 short lines should give MAX_LINES of them, 2,000; got {shown}")
 
     def test_head_stops_at_the_first_misfit(self):
         """truncate_head stops at the first line that does not fit, even when a shorter line after it would."""
-        text = "short\n" + "x" * 40 + "\nok\n"
-        self.assertEqual(harness.truncate_head(text, max_bytes=20), ("short\n", 1))
+        self.cut("truncate_head", "short\n" + "x" * 40 + "\nok\n", ("short\n", 1), max_bytes=20)
 
     def test_read_small_file(self):
         """read of a small file returns all of it, exactly, and offset=2, limit=1 returns only line 2, followed by "[Showing lines 2-2 of 3. Use offset=3 to continue.]"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
-        read = harness.make_read_tool(ws)
-        self.assertEqual(_result(read, {"path": "a.py"})["content"], "A = 1\nB = 2\nC = 3\n")
-        self.assertEqual(_result(read, {"path": "a.py", "offset": 2, "limit": 1})["content"],
-                         "B = 2\n[Showing lines 2-2 of 3. Use offset=3 to continue.]")
+        read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
+        self.same(self.ordinary(read, {"path": "a.py"}, "read of a.py"),
+                  "A = 1\nB = 2\nC = 3\n", "read of the 3-line a.py")
+        self.same(self.ordinary(read, {"path": "a.py", "offset": 2, "limit": 1}, "read of a.py"),
+                  "B = 2\n[Showing lines 2-2 of 3. Use offset=3 to continue.]",
+                  "read of a.py with offset=2, limit=1")
 
     def test_read_big_file(self):
-        """read of a 5000-line file returns lines 1 to 2000 ending "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and offset=4001 returns the last 1000 lines and no note."""
+        """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and offset=4001 returns the last 1000 lines and no note."""
         ws = lab.Workspace({"big.txt": _numbered(5000)})
-        read = harness.make_read_tool(ws)
-        first = _result(read, {"path": "big.txt"})["content"]
-        self.assertTrue(first.startswith("line 1\n") and "line 2000\n" in first
-                        and "line 2001\n" not in first, "the first read should hold lines 1-2000")
-        self.assertTrue(first.endswith("[Showing lines 1-2000 of 5000. Use offset=2001 to "
-                                       "continue.]"), first[-80:])
-        last = _result(read, {"path": "big.txt", "offset": 4001})["content"]
-        self.assertEqual(last, "".join(f"line {k}\n" for k in range(4001, 5001)))
+        read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
+        self.same(self.ordinary(read, {"path": "big.txt"}, "read of big.txt"),
+                  _numbered(2000) + "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]",
+                  "read of the 5000-line big.txt")
+        self.same(self.ordinary(read, {"path": "big.txt", "offset": 4001}, "read of big.txt"),
+                  _numbered(5000, first=4001), "read of big.txt with offset=4001")
+
+    def test_read_byte_budget(self):
+        """When bytes run out before lines do, read stops after the last whole line that fits and says where to go on: ten 30-byte lines with max_bytes=100 give lines 1-3 and "Use offset=4"."""
+        line = "%-29s\n"
+        ws = lab.Workspace({"wide.txt": "".join(line % f"row {k}" for k in range(1, 11))})
+        read = self.call("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+                         max_bytes=100)
+        self.same(self.ordinary(read, {"path": "wide.txt"}, "read of wide.txt"),
+                  "".join(line % f"row {k}" for k in range(1, 4))
+                  + "[Showing lines 1-3 of 10. Use offset=4 to continue.]",
+                  "read of wide.txt, ten 30-byte lines, with max_bytes=100")
 
     def test_read_mistakes(self):
-        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"), and offset 0 or an offset past the end is an error too."""
-        ws = lab.Workspace({"a.py": "A = 1\n"})
-        read = harness.make_read_tool(ws)
-        missing = _result(read, {"path": "b.py"})
-        self.assertEqual((missing["content"], missing["is_error"]),
-                         ("File not found: b.py. Files here: a.py", True))
-        zero = _result(read, {"path": "a.py", "offset": 0})
-        self.assertEqual(zero["content"], "offset and limit must be 1 or more")
-        past = _result(read, {"path": "a.py", "offset": 3})
-        self.assertEqual((past["content"], past["is_error"]),
-                         ("offset 3 is past the end of a.py: 1 lines", True))
+        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 is an error ("offset and limit must be 1 or more"), offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
+        ws = lab.Workspace({"a.py": "A = 1\nB = 2\n"})
+        read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
+        self.error(read, {"path": "b.py"}, "File not found: b.py. Files here: a.py",
+                   "a read of the missing b.py")
+        self.error(read, {"path": "a.py", "offset": 0}, "offset and limit must be 1 or more",
+                   "a read with offset 0")
+        self.same(self.ordinary(read, {"path": "a.py", "offset": 2}, "read with offset 2"),
+                  "B = 2\n", "read of the 2-line a.py with offset=2")
+        self.error(read, {"path": "a.py", "offset": 3}, "offset 3 is past the end of a.py: 2 lines",
+                   "a read of the 2-line a.py with offset 3")
+
+    def test_read_empty_file(self):
+        """An empty file reads as "", not as an error, and offset 2 of it is past the end: "offset 2 is past the end of empty.txt: 0 lines"."""
+        ws = lab.Workspace({"empty.txt": ""})
+        read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
+        self.same(self.ordinary(read, {"path": "empty.txt"}, "a read of the empty empty.txt"), "",
+                  "read of the empty empty.txt")
+        self.error(read, {"path": "empty.txt", "offset": 2},
+                   "offset 2 is past the end of empty.txt: 0 lines",
+                   "a read of the empty empty.txt with offset 2")
 
     def test_read_line_over_budget(self):
-        """A file whose first line alone is over the byte budget returns none of that line, only a note giving its size and offset=2 to skip it."""
-        ws = lab.Workspace({"min.js": "x" * 300 + "\nnext\n"})
-        read = harness.make_read_tool(ws, max_bytes=100)
-        self.assertEqual(_result(read, {"path": "min.js"})["content"],
-                         "[Line 1 of min.js is 301 bytes, over the 100-byte budget of one read, "
-                         "so none of it is shown. Use offset=2 to skip it.]")
+        """A first line over the byte budget is not shown at all, not even part of it: a note gives its size in bytes, and "Use offset=2 to skip it." only when a line follows it."""
+        ws = lab.Workspace({"min.js": "x" * 300 + "\nnext\n", "one.txt": "é" * 60 + "\n"})
+        read = self.call("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+                         max_bytes=100)
+        self.same(self.ordinary(read, {"path": "min.js"}, "read of min.js"),
+                  "[Line 1 of min.js is 301 bytes, over the 100-byte budget of one read, "
+                  "so none of it is shown. Use offset=2 to skip it.]",
+                  "read of min.js, whose first line is 301 bytes, with max_bytes=100")
+        self.same(self.ordinary(read, {"path": "one.txt"}, "read of one.txt"),
+                  "[Line 1 of one.txt is 121 bytes, over the 100-byte budget of one read, "
+                  "so none of it is shown.]",
+                  "read of one.txt, one line of 60 \"é\" (121 bytes, 61 characters), "
+                  "with max_bytes=100")
 
     def test_read_describes_its_budget(self):
-        """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says 10 lines."""
-        read = harness.make_read_tool(lab.Workspace(), max_lines=10)
-        self.assertEqual(read["name"], "read")
-        self.assertEqual(read["parameters"]["required"], ["path"])
-        self.assertIn("10 lines", read["description"])
-        self.assertIn(f"{harness.MAX_BYTES} bytes", read["description"])
+        """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says "10 lines" and "50000 bytes"."""
+        read = self.call("make_read_tool(ws, max_lines=10)", harness.make_read_tool,
+                         lab.Workspace(), max_lines=10)
+        if (read.get("name"), read.get("parameters", {}).get("required")) != ("read", ["path"]):
+            self.fail(f"the tool should be named \"read\" and require [\"path\"]; it is named "
+                      f"{_clip(read.get('name'))} and requires "
+                      f"{_clip(read.get('parameters', {}).get('required'))}")
+        for words in ("10 lines", f"{harness.MAX_BYTES} bytes"):
+            if words not in read.get("description", ""):
+                self.fail(f"the description should say {words!r}: "
+                          f"{_clip(read.get('description'), 200)}")
 
 
-class Lab2(unittest.TestCase):
+# ----------------------------------------------------------------------------------------- lab 2
+
+class Lab2(_Case):
 
     def test_tail_whole_lines(self):
-        """truncate_tail("a\\nb\\nc\\n", max_lines=2) is ("b\\nc\\n", 2): whole lines from the end, in their order."""
-        self.assertEqual(harness.truncate_tail("a\nb\nc\n", max_lines=2), ("b\nc\n", 2))
-        self.assertEqual(harness.truncate_tail("a\nb\n"), ("a\nb\n", 2))
+        """truncate_tail("a\\nb\\nc\\n", max_lines=2) is ("b\\nc\\n", 2): whole lines from the end, in their order; a text that fits comes back whole."""
+        self.cut("truncate_tail", "a\nb\nc\n", ("b\nc\n", 2), max_lines=2)
+        self.cut("truncate_tail", "a\nb\n", ("a\nb\n", 2))
 
     def test_tail_counts_bytes(self):
-        """truncate_tail counts UTF-8 bytes: with max_bytes=5, the last line "éé\\n" fits and the line before it does not."""
-        self.assertEqual(harness.truncate_tail("x\néé\n", max_bytes=5), ("éé\n", 1))
-        self.assertEqual(harness.truncate_tail("x\nééé\n", max_bytes=5), ("", 0))
+        """truncate_tail counts UTF-8 bytes: with max_bytes=5, the last line "éé\\n" (exactly 5 bytes) fits and the line before it does not, and a last line of 7 bytes gives ("", 0)."""
+        self.cut("truncate_tail", "x\néé\n", ("éé\n", 1), max_bytes=5)
+        self.cut("truncate_tail", "x\nééé\n", ("", 0), max_bytes=5)
 
     def test_bash_output(self):
         """bash runs the command and returns what it printed: "echo hello" gives "hello\\n", with is_error False."""
-        bash = harness.make_bash_tool(lab.Shell(lab.Workspace()))
-        result = _result(bash, {"command": "echo hello"})
-        self.assertEqual((result["content"], result["is_error"]), ("hello\n", False))
+        bash = self.call("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        self.same(self.ordinary(bash, {"command": "echo hello"}, "echo hello"), "hello\n",
+                  "the result of echo hello")
 
     def test_bash_failure_is_news(self):
-        """A command that fails is an ordinary result: "cat missing.txt" comes back with its message, then "Command exited with code 1", and is_error False."""
-        bash = harness.make_bash_tool(lab.Shell(lab.Workspace()))
-        result = _result(bash, {"command": "cat missing.txt"})
-        self.assertEqual(result["content"], "cat: missing.txt: No such file or directory\n"
-                                            "\nCommand exited with code 1")
-        self.assertFalse(result["is_error"], "the command ran: its failure is its output")
+        """A command that fails is an ordinary result, is_error False: "cat missing.txt" comes back with its message, then "Command exited with code 1"."""
+        bash = self.call("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        content = self.ordinary(bash, {"command": "cat missing.txt"},
+                                "cat missing.txt, a command that ran and failed,")
+        self.same(content, "cat: missing.txt: No such file or directory\n"
+                           "\nCommand exited with code 1", "the result of cat missing.txt")
 
     def test_bash_keeps_the_end(self):
         """"seq 1 5000" comes back as lines 3001 to 5000, then "[Showing the last 2000 of 5000 lines. Narrow the command for more.]"."""
-        bash = harness.make_bash_tool(lab.Shell(lab.Workspace()))
-        content = _result(bash, {"command": "seq 1 5000"})["content"]
-        self.assertEqual(content, "".join(f"{k}\n" for k in range(3001, 5001))
-                         + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]")
+        bash = self.call("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        content = self.ordinary(bash, {"command": "seq 1 5000"}, "seq 1 5000")
+        self.same(content, "".join(f"{k}\n" for k in range(3001, 5001))
+                  + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]",
+                  "the result of seq 1 5000")
+
+    def test_bash_verdict_comes_last(self):
+        """When a long output ends in a failure ("seq 1 5000 && false"), the result still ends with "Command exited with code 1", after the note, and is not an error."""
+        bash = self.call("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        content = self.ordinary(bash, {"command": "seq 1 5000 && false"}, "seq 1 5000 && false")
+        self.same(content, "".join(f"{k}\n" for k in range(3001, 5001))
+                  + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]"
+                  + "\nCommand exited with code 1", "the result of seq 1 5000 && false")
 
     def test_write_checks_its_arguments(self):
         """A write call with no content is answered "content must be a string", is_error True, and writes nothing; a good one says "Successfully wrote to a.py."."""
         ws = lab.Workspace()
-        write = harness.make_write_tool(ws)
-        bad = _result(write, {"path": "a.py"})
-        self.assertEqual((bad["content"], bad["is_error"]), ("content must be a string", True))
-        self.assertFalse(ws.exists("a.py"))
-        good = _result(write, {"path": "a.py", "content": "A = 1\n"})
-        self.assertEqual(good["content"], "Successfully wrote to a.py.")
-        self.assertEqual(ws.read_text("a.py"), "A = 1\n")
+        write = self.call("make_write_tool(ws)", harness.make_write_tool, ws)
+        self.error(write, {"path": "a.py"}, "content must be a string",
+                   "a write call with no content")
+        if ws.exists("a.py"):
+            self.fail("a write call with no content should write nothing, and a.py exists")
+        self.same(self.ordinary(write, {"path": "a.py", "content": "A = 1\n"}, "a good write"),
+                  "Successfully wrote to a.py.", "the result of a good write")
+        self.same(ws.read_text("a.py"), "A = 1\n", "a.py after a good write")
 
     def test_bash_describes_its_budget(self):
-        """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says 7 lines."""
-        bash = harness.make_bash_tool(lab.Shell(lab.Workspace()), max_lines=7)
-        self.assertEqual((bash["name"], bash["parameters"]["required"]), ("bash", ["command"]))
-        self.assertIn("7 lines", bash["description"])
+        """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines"."""
+        bash = self.call("make_bash_tool(shell, max_lines=7)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace()), max_lines=7)
+        if (bash.get("name"), bash.get("parameters", {}).get("required")) != ("bash", ["command"]):
+            self.fail(f"the tool should be named \"bash\" and require [\"command\"]; it is named "
+                      f"{_clip(bash.get('name'))} and requires "
+                      f"{_clip(bash.get('parameters', {}).get('required'))}")
+        if "7 lines" not in bash.get("description", ""):
+            self.fail(f"the description should say '7 lines': {_clip(bash.get('description'), 200)}")
 
 
 if __name__ == "__main__":

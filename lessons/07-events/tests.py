@@ -1,20 +1,26 @@
 """Lesson 07's lab tests: events and renderers (point 7.1).
 
-Lab1 checks run_agent as a generator of events (balanced pairs, mutate then announce) and
-FinalTextRenderer, a frontend that is a fold over those events. Each test's docstring is its
-checklist line on the page, word for word; the tests run in the order they are written.
+Lab1 checks run_agent as a generator of events (balanced pairs, mutate then announce, events as
+things happen, no printing) and FinalTextRenderer, a frontend that is a fold over those events.
+Each test's docstring is its checklist line on the page, word for word; the tests run in the order
+they are written.
 
     python lab/lab_check.py --harness harness.py --lesson 7 tests.py
 """
 import contextlib
 import inspect
 import io
+import json
 import unittest
 
 import harness
 import lab
 
 LESSON = 7
+
+ONE_CALL_RUN = ["agent_start", "turn_start", "message_end", "message_end", "tool_execution_start",
+                "message_end", "tool_execution_end", "turn_end", "turn_start", "message_end",
+                "turn_end", "agent_end"]
 
 
 def _echo(runs):
@@ -26,106 +32,244 @@ def _echo(runs):
 
 
 def _types(events):
-    return [event["type"] for event in events]
+    return [event.get("type") if isinstance(event, dict) else repr(event) for event in events]
 
 
-def _one_call_run(messages=None):
-    """A run of one tool call and an answer, and what it needs: (run, messages, model, call)."""
+def _one_call_run(messages=None, runs=None):
+    """A run of one tool call and an answer: (run, messages, model, call)."""
     call = lab.call("ping", {}, id="p1")
     model = lab.ScriptedModel([lab.reply(call), lab.say("It said pong.")])
     messages = [] if messages is None else messages
-    run = harness.run_agent(model, harness.SYSTEM, messages, [_echo([])], "Ping it.")
+    runs = [] if runs is None else runs
+    run = harness.run_agent(model, harness.SYSTEM, messages, [_echo(runs)], "Ping it.")
     return run, messages, model, call
 
 
-def _printed(function, *args):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        value = function(*args)
-    return value, out.getvalue()
+def _first_difference(got, want):
+    """Where two lists of event types part, in a sentence."""
+    for n, (a, b) in enumerate(zip(got, want)):
+        if a != b:
+            return f"event {n + 1} is {a!r}, expected {b!r}"
+    if len(got) < len(want):
+        return f"the run ended after {len(got)} events; event {len(got) + 1} should be {want[len(got)]!r}"
+    return f"{len(got) - len(want)} events too many, starting with {got[len(want)]!r}"
 
 
 class Lab1(unittest.TestCase):
+    longMessage = False
+
+    def _drive(self, run, what="the run"):
+        """Every event of `run`, or a plain FAIL naming the exception."""
+        try:
+            return list(run)
+        except AssertionError:
+            raise
+        except Exception as error:  # the reader's code: say what happened, do not crash
+            self.fail(f"{what} raised {type(error).__name__}: {error}")
+
+    def _call(self, function, *args):
+        """(value, printed) of function(*args), or a plain FAIL naming the exception."""
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                value = function(*args)
+        except AssertionError:
+            raise
+        except Exception as error:
+            self.fail(f"{getattr(function, '__qualname__', 'it')} raised "
+                      f"{type(error).__name__}: {error}")
+        return value, out.getvalue()
 
     def test_a_generator(self):
-        """run_agent returns a generator, and calling it does nothing yet: no model call, nothing appended, until the first event is pulled."""
+        """run_agent is a generator: calling it calls no model and appends nothing, and the first event it yields is agent_start."""
         run, messages, model, _ = _one_call_run()
-        self.assertTrue(inspect.isgenerator(run), "run_agent should be a generator function: "
-                                                  "it yields its events")
-        self.assertEqual((len(model.calls), messages), (0, []))
-        self.assertEqual(next(run), {"type": "agent_start"})
+        self.assertTrue(inspect.isgenerator(run), "run_agent should be a generator function: it "
+                        f"yields its events (it returned a {type(run).__name__})")
+        self.assertEqual((len(model.calls), len(messages)), (0, 0),
+                         f"calling run_agent already made {len(model.calls)} model call(s) and "
+                         f"appended {len(messages)} message(s): nothing should happen until the "
+                         "first event is pulled")
+        first, _ = self._call(next, run)
+        self.assertEqual(first, {"type": "agent_start"},
+                         f"the first event should be {{'type': 'agent_start'}}, got {first!r}")
 
     def test_event_order(self):
         """A run with one call yields agent_start, turn_start, message_end (prompt), message_end (reply), tool_execution_start, message_end (result), tool_execution_end, turn_end, turn_start, message_end, turn_end, agent_end."""
-        run, messages, _, _ = _one_call_run()
-        self.assertEqual(_types(lab.drive(run)), [
-            "agent_start", "turn_start", "message_end", "message_end", "tool_execution_start",
-            "message_end", "tool_execution_end", "turn_end", "turn_start", "message_end",
-            "turn_end", "agent_end"])
+        run, _, _, _ = _one_call_run()
+        types = _types(self._drive(run))
+        if types != ONE_CALL_RUN:
+            self.fail("wrong order: " + _first_difference(types, ONE_CALL_RUN))
+
+    def test_events_as_it_happens(self):
+        """Each event comes when its moment comes: at tool_execution_start the tool has not run, at tool_execution_end it has, and the model's second call comes after the first turn_end."""
+        runs = []
+        run, _, model, _ = _one_call_run(runs=runs)
+        seen = []
+        try:
+            for event in run:
+                seen.append((event["type"], len(runs), len(model.calls)))
+        except Exception as error:
+            self.fail(f"the run raised {type(error).__name__}: {error}")
+        at = {kind: (ran, calls) for kind, ran, calls in seen if kind != "turn_end"}
+        first_turn_end = next(((ran, calls) for kind, ran, calls in seen if kind == "turn_end"),
+                              None)
+        self.assertEqual(at.get("tool_execution_start"), (0, 1),
+                         "at tool_execution_start the tool should not have run yet, and the model "
+                         "should have been called once; the run had done (tool runs, model calls) "
+                         f"= {at.get('tool_execution_start')}. Yield each event when it happens, "
+                         "not all of them at the end")
+        self.assertEqual(at.get("tool_execution_end"), (1, 1),
+                         "at tool_execution_end the tool should have run once; (tool runs, model "
+                         f"calls) was {at.get('tool_execution_end')}")
+        self.assertEqual(first_turn_end, (1, 1),
+                         "at the first turn_end the model should have been called once, not yet "
+                         f"for the answer; (tool runs, model calls) was {first_turn_end}")
+
+    def test_consumer_stops_early(self):
+        """A consumer that stops at the first tool_execution_start stops the run: the tool never runs and the model is not called again."""
+        runs = []
+        run, _, model, _ = _one_call_run(runs=runs)
+        try:
+            for event in run:
+                if event["type"] == "tool_execution_start":
+                    break
+            run.close()
+        except Exception as error:
+            self.fail(f"the run raised {type(error).__name__}: {error}")
+        self.assertEqual((len(runs), len(model.calls)), (0, 1),
+                         f"after the consumer stopped, the tool had run {len(runs)} time(s) and "
+                         f"the model been called {len(model.calls)} time(s); expected 0 and 1: the "
+                         "loop should do nothing its consumer has not pulled")
 
     def test_event_contents(self):
         """Each event carries what it announces: message_end its message, the tool events the call (and the end its result), turn_end the turn's reply, agent_end this run's messages."""
         earlier = [lab.user("Hi"), lab.say("Hello.")]
         run, messages, _, call = _one_call_run(list(earlier))
-        events = lab.drive(run)
-        ends = [e["message"] for e in events if e["type"] == "message_end"]
-        self.assertEqual(ends, messages[2:])
-        self.assertTrue(all(a is b for a, b in zip(ends, messages[2:])))
+        events = self._drive(run)
+        if _types(events) != ONE_CALL_RUN:
+            self.fail("wrong order: " + _first_difference(_types(events), ONE_CALL_RUN))
+        ends = [e.get("message") for e in events if e["type"] == "message_end"]
+        mine = messages[2:]
+        self.assertTrue(len(ends) == len(mine) and all(a is b for a, b in zip(ends, mine)),
+                        "the message_end events should carry this run's messages, the very "
+                        f"objects on your list, in order; they carried {lab.shape(ends)} for "
+                        f"{lab.shape(mine) or 'an empty list'}")
         start, end = events[4], events[6]
-        self.assertEqual((start["call"], end["call"], end["result"]), (call, call, messages[4]))
-        self.assertIs(events[7]["message"], messages[3])
-        self.assertIs(events[10]["message"], messages[5])
-        self.assertEqual(events[-1]["messages"], messages[2:],
-                         "agent_end's messages are this run's, not the earlier history")
+        self.assertEqual(start.get("call"), call,
+                         f"tool_execution_start should carry the call, got {start!r}")
+        self.assertEqual(end.get("call"), call,
+                         f"tool_execution_end should carry the call, got {end!r}")
+        self.assertIs(end.get("result"), messages[4],
+                      "tool_execution_end's \"result\" should be the toolResult message on your "
+                      f"list, got {end.get('result')!r}")
+        self.assertIs(events[7].get("message"), messages[3],
+                      "the first turn_end's \"message\" should be that turn's reply")
+        self.assertIs(events[10].get("message"), messages[5],
+                      "the last turn_end's \"message\" should be the answer")
+        got = events[-1].get("messages")
+        self.assertEqual(got, mine,
+                         "agent_end's \"messages\" should be this run's messages, "
+                         f"{lab.shape(mine)}; it carried {lab.shape(got or [])}")
 
     def test_mutate_then_announce(self):
-        """At every message_end the message is already the last of your list: the record changes first, then the event says so."""
+        """Mutate, then announce: at every message_end its message is already the last on your list, and at tool_execution_end so is the result it carries."""
         run, messages, _, _ = _one_call_run()
-        for event in run:
-            if event["type"] == "message_end":
-                self.assertTrue(messages and messages[-1] is event["message"],
-                                f"message_end for {lab.show([event['message']])} came before "
-                                "the message was on the list")
+        problem = None
+        try:
+            for event in run:
+                kind = event["type"]
+                if kind in ("message_end", "tool_execution_end"):
+                    announced = event.get("message" if kind == "message_end" else "result")
+                    if not (messages and messages[-1] is announced):
+                        problem = (f"{kind} for {lab.show([announced])} came while the last "
+                                   "message on the list was "
+                                   f"{lab.show(messages[-1:]) or 'nothing (the list was empty)'}"
+                                   ": append first, then yield")
+                        break
+        except Exception as error:
+            self.fail(f"the run raised {type(error).__name__}: {error}")
+        if problem:
+            self.fail(problem)
 
     def test_every_exit_balanced(self):
-        """A max_turns stop and a provider error still end turn_end, agent_end, with one turn_end for every turn_start."""
+        """A max_turns stop and a provider error still end with turn_end, agent_end, every turn_start is closed by its turn_end before the next one, and agent_end's last message is the failed reply."""
         runaway = lab.reply(lab.call("ping", {}, id="p1"))
-        for model, options in ((lab.ScriptedModel([runaway] * 3), {"max_turns": 1}),
-                               (lab.ScriptedModel([lab.provider_error("503")]), {})):
-            events = lab.drive(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Go.",
-                                                 **options))
+        for name, model, options in (
+                ("a max_turns=1 stop", lab.ScriptedModel([runaway] * 3), {"max_turns": 1}),
+                ("a provider error", lab.ScriptedModel([lab.provider_error("503")]), {})):
+            events = self._drive(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Go.",
+                                                   **options), f"the run with {name}")
             types = _types(events)
-            self.assertEqual(types[-2:], ["turn_end", "agent_end"], types)
-            self.assertEqual(types.count("turn_start"), types.count("turn_end"), types)
-            self.assertEqual(events[-1]["messages"][-1]["stop_reason"], "error")
+            self.assertEqual(types[-2:], ["turn_end", "agent_end"],
+                             f"after {name} the run should end turn_end, agent_end; it ended "
+                             f"{types[-2:]} (all: {' '.join(types)})")
+            depth = 0
+            for kind in types:
+                depth += {"turn_start": 1, "turn_end": -1}.get(kind, 0)
+                if depth not in (0, 1):
+                    self.fail(f"after {name}, turn_start and turn_end do not pair up: "
+                              f"{' '.join(types)}")
+            self.assertEqual(depth, 0, f"after {name}, a turn_start has no turn_end: "
+                             f"{' '.join(types)}")
+            last = (events[-1].get("messages") or [{}])[-1]
+            self.assertEqual(last.get("stop_reason"), "error",
+                             f"after {name} the last of agent_end's messages should be the failed "
+                             f"reply (stop_reason \"error\"), got {lab.show([last])}")
+
+    def test_prints_nothing(self):
+        """run_agent prints nothing: a whole run pulled to its end with no frontend writes nothing to stdout."""
+        run, _, _, _ = _one_call_run()
+        _, printed = self._call(self._drive, run)
+        self.assertEqual(printed, "", "run_agent printed "
+                         f"{printed.splitlines()[0] if printed.strip() else repr(printed)!r}...: "
+                         "drawing is a frontend's job; the loop only yields events")
 
     def test_final_text_renderer(self):
         """FinalTextRenderer prints nothing while rendering a run, then finish() prints "It said pong." and returns True."""
         run, _, _, _ = _one_call_run()
-        frontend = harness.FinalTextRenderer()
-        _, during = _printed(lambda: [frontend.render(event) for event in run])
-        self.assertEqual(during, "", "nothing should be printed while the run goes on")
-        ok, printed = _printed(frontend.finish)
-        self.assertEqual((printed, ok), ("It said pong.\n", True))
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        _, during = self._call(lambda: [frontend.render(event) for event in run])
+        self.assertEqual(during, "", "render() printed "
+                         f"{during!r} while the run went on; FinalTextRenderer prints only in "
+                         "finish()")
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, ok), ("It said pong.\n", True),
+                         f"finish() printed {printed!r} and returned {ok!r}; expected "
+                         "'It said pong.\\n' and True")
 
     def test_final_text_renderer_on_failure(self):
         """After a run that failed, finish() prints "Error: 503 overloaded" and returns False; with no assistant message at all it prints nothing and returns False."""
         model = lab.ScriptedModel([lab.provider_error("503 overloaded")])
-        frontend = harness.FinalTextRenderer()
-        for event in harness.run_agent(model, harness.SYSTEM, [], [], "Hi"):
-            frontend.render(event)
-        ok, printed = _printed(frontend.finish)
-        self.assertEqual((printed, ok), ("Error: 503 overloaded\n", False))
-        ok, printed = _printed(harness.FinalTextRenderer().finish)
-        self.assertEqual((printed, ok), ("", False))
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        run = harness.run_agent(model, harness.SYSTEM, [], [], "Hi")
+        self._call(lambda: [frontend.render(event) for event in run])
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, ok), ("Error: 503 overloaded\n", False),
+                         f"after a failed run finish() printed {printed!r} and returned {ok!r}; "
+                         "expected 'Error: 503 overloaded\\n' and False")
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, ok), ("", False),
+                         f"with no events at all finish() printed {printed!r} and returned "
+                         f"{ok!r}; expected nothing and False")
 
     def test_json_renderer_beside_it(self):
-        """The same kind of run through JsonRenderer prints one JSON line per event, 12 lines, and finish() returns True."""
+        """The same kind of run through the given JsonRenderer prints one JSON line per event, 12 lines, and finish() returns True."""
         run, _, _, _ = _one_call_run()
         frontend = harness.JsonRenderer()
-        _, printed = _printed(lambda: [frontend.render(event) for event in run])
-        self.assertEqual(len(printed.splitlines()), 12)
-        self.assertTrue(frontend.finish())
+        _, printed = self._call(lambda: [frontend.render(event) for event in run])
+        lines = printed.splitlines()
+        self.assertEqual(len(lines), 12, f"JsonRenderer printed {len(lines)} lines, expected 12, "
+                         "one per event")
+        try:
+            kinds = [json.loads(line).get("type") for line in lines]
+        except ValueError:
+            self.fail("a line JsonRenderer printed is not JSON")
+        if kinds != ONE_CALL_RUN:
+            self.fail("the JSON lines are not the run's events: "
+                      + _first_difference(kinds, ONE_CALL_RUN))
+        self.assertTrue(frontend.finish(), "JsonRenderer.finish() should return True after a run "
+                        "that ended well")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@ write to it, refusing a second prompt on the caller's own line. Each test's docs
 checklist line on the page, word for word; the tests run in the order they are written.
 
     python lab/lab_check.py --harness harness.py --lesson 8 tests.py
+
+Every message a check fails with is written for the reader: what was expected, what happened,
+and where to look.
 """
 import unittest
 
@@ -14,78 +17,219 @@ import lab
 LESSON = 8
 
 
-def _harness(steps, messages=(), **options):
-    model = lab.ScriptedModel(steps)
-    return harness.Harness(model, harness.SYSTEM, [], messages=messages, **options), model
+def _ping():
+    return {"name": "ping", "description": "Answers pong.",
+            "parameters": {"type": "object", "properties": {}},
+            "execute": lambda arguments: "pong"}
 
 
-class Lab1(unittest.TestCase):
+def _shape(messages):
+    return lab.shape(list(messages)) or "(nothing)"
+
+
+class _LabCase(unittest.TestCase):
+    """Shared helpers. Messages are the whole story, so unittest's own prefix is switched off."""
+    longMessage = False
+
+    def build(self, model, tools=(), **options):
+        """harness.Harness(model, SYSTEM, tools, **options), or a FAIL that says what it raised."""
+        try:
+            return harness.Harness(model, harness.SYSTEM, list(tools), **options)
+        except Exception as error:
+            given = ", ".join(["model", "system", "tools"] + [f"{k}=..." for k in options])
+            self.fail(f"Harness({given}) raised {type(error).__name__}: {error}. __init__ takes "
+                      "model, system, tools, and the keywords messages=() and max_turns=None.")
+
+    def prompt(self, h, text, when):
+        """h.prompt(text), or a FAIL that says what it raised instead."""
+        try:
+            return h.prompt(text)
+        except Exception as error:
+            self.fail(f"{when}, h.prompt({text!r}) raised {type(error).__name__}: {error}. "
+                      "Nothing else was running, so it should have returned the run.")
+
+    def drive(self, run, when):
+        """Every event of `run`, or a FAIL that says what the run raised instead."""
+        if not hasattr(run, "__next__"):
+            self.fail(f"{when}, h.prompt() returned {type(run).__name__}, not the run: return "
+                      "self._run(text), the generator of run_agent's events.")
+        try:
+            return lab.drive(run)
+        except lab.ScriptExhausted as error:
+            self.fail(f"{when}, the model was called more often than it should have been: "
+                      f"{error}")
+        except Exception as error:
+            self.fail(f"{when}, pulling the run's events raised {type(error).__name__}: {error}")
+
+    def assert_refused(self, h, when):
+        """A second h.prompt() raises RuntimeError("already running...") at once."""
+        try:
+            second = h.prompt("Me too")
+        except RuntimeError as error:
+            if not str(error).startswith("already running"):
+                self.fail(f"{when}, the second prompt() raised RuntimeError({str(error)!r}); "
+                          "expected a message that starts \"already running\".")
+            return
+        except Exception as error:
+            self.fail(f"{when}, the second prompt() raised {type(error).__name__}: {error}; "
+                      "expected RuntimeError(\"already running\").")
+        self.fail(f"{when}, a second h.prompt(\"Me too\") returned {type(second).__name__} "
+                  "instead of raising RuntimeError(\"already running\"). prompt() must check "
+                  "the flag, and set it, on the caller's line. Keep prompt a plain def: a "
+                  "function that contains yield runs none of its body until the first event "
+                  "is pulled.")
+
+
+class Lab1(_LabCase):
 
     def test_prompt_runs(self):
         """h.prompt("Hi") returns the run; pulled to its end it yields agent_start ... agent_end, and h.messages then holds the prompt and the reply."""
-        h, _ = _harness([lab.say("Hello.")])
-        events = lab.drive(h.prompt("Hi"))
-        self.assertEqual((events[0]["type"], events[-1]["type"]), ("agent_start", "agent_end"))
-        self.assertEqual(lab.show(h.messages), 'user -> "Hi"\nassistant -> "Hello."')
+        h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
+        events = self.drive(self.prompt(h, "Hi", "On a new harness"), "On a new harness")
+        ends = (events[0]["type"], events[-1]["type"]) if events else ("(none)", "(none)")
+        if ends != ("agent_start", "agent_end"):
+            self.fail(f"the run's events went from {ends[0]} to {ends[1]}; expected agent_start "
+                      "first and agent_end last: yield every event of run_agent, unchanged.")
+        if callable(h.messages):
+            self.fail("h.messages gives back a method, not the transcript: put @property on the "
+                      "line above def messages(self), so that it is read without brackets.")
+        if _shape(h.messages) != "U A" or h.messages[0]["content"] != "Hi":
+            self.fail(f"after the run h.messages is {_shape(h.messages)}; expected U A, the "
+                      "prompt \"Hi\" and the reply. Hand run_agent the harness's own list, "
+                      "self._messages, so what it appends is the harness's transcript.")
 
     def test_messages_is_a_snapshot(self):
         """h.messages is a tuple: nobody can append to it, and a snapshot you hold does not change when a later run adds to the transcript."""
-        h, _ = _harness([lab.say("Hello."), lab.say("Again.")])
-        lab.drive(h.prompt("Hi"))
+        h = self.build(lab.ScriptedModel([lab.say("Hello."), lab.say("Again.")]))
+        self.drive(self.prompt(h, "Hi", "On a new harness"), "On a new harness")
         snapshot = h.messages
-        self.assertIsInstance(snapshot, tuple)
-        lab.drive(h.prompt("Once more"))
-        self.assertEqual((len(snapshot), len(h.messages)), (2, 4))
+        if not isinstance(snapshot, tuple):
+            self.fail(f"h.messages is a {type(snapshot).__name__}; expected a tuple, "
+                      "tuple(self._messages). A list can be appended to, and a list copy takes "
+                      "the append without a word and keeps it from the harness.")
+        self.drive(self.prompt(h, "Once more", "After one run"), "In the second run")
+        if (len(snapshot), len(h.messages)) != (2, 4):
+            self.fail(f"a snapshot taken after the first run had {len(snapshot)} messages once "
+                      f"the second run was over, and h.messages had {len(h.messages)}; expected "
+                      "2 and 4. Each read of h.messages should build a new tuple.")
 
     def test_messages_copied_in(self):
         """The list given as messages= is copied: appending to it later changes nothing in the harness, and the harness's runs do not grow it."""
         given = [lab.user("My name is Ada."), lab.say("Nice to meet you, Ada.")]
-        h, model = _harness([lab.forgetful()], messages=given)
+        model = lab.ScriptedModel([lab.forgetful()])
+        h = self.build(model, messages=given)
         given.append(lab.user("My name is Bob."))
-        lab.drive(h.prompt("What is my name?"))
-        self.assertEqual(len(given), 3, "the caller's list grew: the harness should keep its own")
-        self.assertEqual(lab.show(h.messages[-1:]), 'assistant -> "Your name is Ada."')
-        self.assertEqual(len(model.calls[0].messages), 3)
+        self.drive(self.prompt(h, "What is my name?", "On a resumed harness"),
+                   "On a resumed harness")
+        sent = len(model.calls[0].messages) if model.calls else 0
+        if sent != 3:
+            self.fail(f"the model was sent {sent} messages; expected 3, the two given in "
+                      "messages= and the question. An append to the caller's list after "
+                      "Harness(...) reached the harness: copy it, list(messages).")
+        if len(given) != 3:
+            self.fail(f"the caller's list has {len(given)} messages after the run; expected "
+                      "the 3 it held. The harness wrote into a list it was lent: keep your own.")
+        if lab.show(h.messages[-1:]) != 'assistant -> "Your name is Ada."':
+            self.fail(f"the run ended {lab.show(h.messages[-1:])}; expected "
+                      'assistant -> "Your name is Ada."')
 
     def test_one_transcript_across_runs(self):
         """Two prompts in a row continue one transcript: the second run's model call is sent the first exchange too."""
-        h, model = _harness([lab.forgetful(), lab.forgetful()])
-        lab.drive(h.prompt("My name is Ada."))
-        lab.drive(h.prompt("What is my name?"))
-        self.assertEqual(lab.shape(model.calls[1].messages), "U A U")
-        self.assertEqual(lab.show(h.messages[-1:]), 'assistant -> "Your name is Ada."')
+        model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
+        h = self.build(model)
+        self.drive(self.prompt(h, "My name is Ada.", "On a new harness"), "In the first run")
+        self.drive(self.prompt(h, "What is my name?", "After one run was pulled to its end"),
+                   "In the second run")
+        sent = _shape(model.calls[1].messages) if len(model.calls) > 1 else "(no call)"
+        if sent != "U A U":
+            self.fail(f"the second run's model call was sent {sent}; expected U A U, the first "
+                      "exchange and the new question. Keep one list for the harness's whole "
+                      "life, and hand run_agent that list on every run.")
+        if lab.show(h.messages[-1:]) != 'assistant -> "Your name is Ada."':
+            self.fail(f"the second run ended {lab.show(h.messages[-1:])}; expected "
+                      'assistant -> "Your name is Ada."')
 
     def test_is_running(self):
-        """is_running is False before a prompt, True from the call of prompt() before anything is pulled, and False again once the run is exhausted."""
-        h, _ = _harness([lab.say("Hello.")])
-        self.assertFalse(h.is_running)
-        run = h.prompt("Hi")
-        self.assertTrue(h.is_running, "the run exists from the call of prompt(): is_running "
-                                      "should be True before the first event is pulled")
-        lab.drive(run)
-        self.assertFalse(h.is_running)
+        """is_running is False before a prompt, True from the call of prompt() before anything is pulled and at every event of the run, and False again once the run is exhausted."""
+        h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
+        if callable(h.is_running):
+            self.fail("h.is_running gives back a method, not True or False: put @property on the "
+                      "line above def is_running(self).")
+        if h.is_running is not False:
+            self.fail(f"a new harness says is_running {h.is_running!r}; expected False.")
+        run = self.prompt(h, "Hi", "On a new harness")
+        if h.is_running is not True:
+            self.fail(f"just after h.prompt(\"Hi\") returned, is_running is {h.is_running!r}; "
+                      "expected True. The run exists from the call of prompt(): set the flag "
+                      "there, before anything is pulled, not inside the generator.")
+        if not hasattr(run, "__next__"):
+            self.fail(f"h.prompt() returned {type(run).__name__}, not the run.")
+        for event in run:
+            if h.is_running is not True:
+                self.fail(f"while the consumer held the {event['type']} event, is_running was "
+                          f"{h.is_running!r}; expected True until the run is exhausted: the run "
+                          "is over when run_agent has no more events, not when an answer comes.")
+        if h.is_running is not False:
+            self.fail(f"after the run was pulled to its end, is_running is {h.is_running!r}; "
+                      "expected False. Clear the flag in _run, after the last event.")
 
     def test_second_prompt_refused_at_once(self):
-        """While a run is going on, a second prompt() raises RuntimeError("already running...") on the line that calls it, before anything is pulled, and the first run goes on unharmed."""
-        h, _ = _harness([lab.say("Hello.")])
-        first = h.prompt("Hi")
-        with self.assertRaises(RuntimeError, msg="prompt() should raise on its own line; a "
-                                                 "generator would raise only at next()") as caught:
-            h.prompt("Me too")
-        self.assertTrue(str(caught.exception).startswith("already running"),
-                        str(caught.exception))
-        lab.drive(first)
-        self.assertEqual(lab.shape(h.messages), "U A")
+        """While a run is going on, a second prompt() raises RuntimeError("already running...") on the line that calls it, both before anything is pulled and halfway through, and the first run goes on unharmed."""
+        h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
+        first = self.prompt(h, "Hi", "On a new harness")
+        self.assert_refused(h, "Before the first run's first event was pulled")
+        if not hasattr(first, "__next__"):
+            self.fail(f"h.prompt() returned {type(first).__name__}, not the run.")
+        try:
+            while next(first)["type"] != "message_end":
+                pass
+        except StopIteration:
+            self.fail("the first run ended without a message_end event.")
+        self.assert_refused(h, "Halfway through the first run (it had just announced the prompt)")
+        self.drive(first, "After the refused prompt")
+        if _shape(h.messages) != "U A" or h.messages[0]["content"] != "Hi":
+            self.fail(f"after the refused prompt and the first run, h.messages is "
+                      f"{_shape(h.messages)}; expected U A: the prompt \"Hi\" and its reply, "
+                      "and nothing of \"Me too\".")
+
+    def test_failed_run_frees_the_harness(self):
+        """A run that ends in a failed reply (stop_reason "error") is over too: is_running is False after it, and the next prompt() is accepted and continues the transcript."""
+        h = self.build(lab.ScriptedModel([lab.provider_error("503 overloaded"),
+                                          lab.say("Hello again.")]))
+        self.drive(self.prompt(h, "Hi", "On a new harness"), "In a run whose reply failed")
+        if h.is_running is not False:
+            self.fail(f"after a run that ended in a failed reply was pulled to its end, "
+                      f"is_running is {h.is_running!r}; expected False. The run is over when "
+                      "its events are, however it ended: clear the flag after the last event, "
+                      "not when a good answer arrives.")
+        try:
+            run = h.prompt("Try again.")
+        except RuntimeError as error:
+            self.fail(f"after a run that ended in a failed reply, h.prompt(\"Try again.\") "
+                      f"raised RuntimeError({str(error)!r}); nothing was running, so it should "
+                      "have been accepted.")
+        self.drive(run, "In the run after the failed one")
+        if _shape(h.messages) != "U A! U A":
+            self.fail(f"after the failed run and the next one, h.messages is "
+                      f"{_shape(h.messages)}; expected U A! U A.")
 
     def test_max_turns_passed_on(self):
         """Harness(..., max_turns=1) hands max_turns to the loop: a model that never stops asking is stopped after one call."""
         call = lab.call("ping", {}, id="p1")
-        tool = {"name": "ping", "description": "pong", "parameters": {"type": "object"},
-                "execute": lambda arguments: "pong"}
         model = lab.ScriptedModel([lab.reply(call)] * 3)
-        h = harness.Harness(model, harness.SYSTEM, [tool], max_turns=1)
-        lab.drive(h.prompt("Go."))
-        self.assertEqual((lab.shape(h.messages), len(model.calls)), ("U A[p1] R(p1) A!", 1))
+        h = self.build(model, [_ping()], max_turns=1)
+        run = self.prompt(h, "Go.", "On a new harness with max_turns=1")
+        try:
+            lab.drive(run)
+        except lab.ScriptExhausted:
+            self.fail("with max_turns=1 the model was called 4 times and the script ran out: "
+                      "max_turns did not reach the loop. Keep it in __init__ and pass it to "
+                      "run_agent on every run.")
+        got = (_shape(h.messages), len(model.calls))
+        if got != ("U A[p1] R(p1) A!", 1):
+            self.fail(f"with max_turns=1 the run made {got[1]} model calls and left "
+                      f"{got[0]}; expected 1 call and U A[p1] R(p1) A!. Keep max_turns in "
+                      "__init__ and pass it to run_agent on every run.")
 
 
 if __name__ == "__main__":

@@ -372,7 +372,14 @@ class Lab2(_LabCase):
         since = len(disk.writes)
         h, log, model = _job(disk)
         h.subscribe(harness.persist_to(log))
-        _consume(h.prompt("The power went out. Carry on."))
+        resumed = _shape(log.replay())
+        try:
+            _consume(h.prompt("The power went out. Carry on."))
+        except Exception as error:
+            self.fail(f"after the reboot the resumed run raised {type(error).__name__}: {error}. "
+                      f"It started from log.replay(), {resumed}; expected the "
+                      f"{len(finished)} finished messages, {_shape(finished)}, and nothing "
+                      "that is not a message.")
         sent = list(model.calls[0].messages) if model.calls else []
         self.assertEqual(sent[:-1], finished,
                          f"after the reboot the model was first sent {_shape(sent)}; expected "

@@ -20,19 +20,12 @@ class Lab {
   constructor(section) {
     this.section = section;
     const data = JSON.parse(section.querySelector(".lab-data").textContent);
-    this.lesson = Number(data.lesson ?? section.dataset.lesson);
-    this.number = Number(data.lab ?? section.dataset.lab);
+    this.lesson = Number(data.lesson);
+    this.number = Number(data.lab);
     this.key = `${this.lesson}-${this.number}`;
     this.tests = data.tests;
     this.code = section.querySelector(".lab-starting");
-    // The starting file: from the JSON if the build put it there, else the text of its <pre>.
-    this.starting = data.starting ?? this.code?.textContent ?? "";
-    if (!this.code) {
-      this.code = document.createElement("pre");
-      this.code.className = "lab-starting";
-      this.code.textContent = this.starting;
-      section.querySelector(".lab-data").after(this.code);
-    }
+    this.starting = this.code.textContent;    // the starting file is on the page once: here
     this.list = section.querySelector(".lab-tests");
     this.editor = null;
     this.build();

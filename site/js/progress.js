@@ -11,11 +11,12 @@ function lessonOf(id) {
   return String(id).split("-")[0];
 }
 
-/** {pageId: {labsPassed, labs, cellsEdited, answered}} from the saved work and course.json. */
+/** {pageId: {labsPassed, labs, cellsEdited, answered, questions}} from the saved work and course.json. */
 export function summarize(work, course) {
   const pages = {};
   for (const page of course.pages || []) {
-    pages[page.id] = { labsPassed: 0, labs: (page.labs || []).length, cellsEdited: 0, answered: 0 };
+    pages[page.id] = { labsPassed: 0, labs: (page.labs || []).length, cellsEdited: 0, answered: 0,
+                       questions: page.questions || 0 };
   }
   const at = (id) => (pages[id] ??= { labsPassed: 0, labs: 0, cellsEdited: 0, answered: 0 });
   const pageId = (lesson) => {
@@ -24,7 +25,8 @@ export function summarize(work, course) {
   };
   for (const [id, lab] of Object.entries(work.labs)) if (lab.passed) at(pageId(lessonOf(id))).labsPassed++;
   for (const id of Object.keys(work.cells)) at(pageId(lessonOf(id))).cellsEdited++;
-  for (const entry of [...Object.values(work.answers), ...Object.values(work.hints)]) {
+  // Checks and prompts answered; hints revealed are help asked for, not answers.
+  for (const entry of Object.values(work.answers)) {
     if (entry.lesson) at(pageId(entry.lesson)).answered++;
   }
   return pages;
@@ -34,7 +36,10 @@ function describe(progress) {
   const parts = [];
   if (progress.labs) parts.push(`${progress.labsPassed} of ${progress.labs} labs passed`);
   if (progress.cellsEdited) parts.push(`${progress.cellsEdited} cell${progress.cellsEdited === 1 ? "" : "s"} edited`);
-  if (progress.answered) parts.push(`${progress.answered} answered`);
+  if (progress.answered) {
+    parts.push(progress.questions ? `${progress.answered} of ${progress.questions} questions answered`
+                                  : `${progress.answered} answered`);
+  }
   return parts.length && (progress.labsPassed || progress.cellsEdited || progress.answered) ? parts.join(", ") : "";
 }
 

@@ -32,6 +32,12 @@ export function onState(listener) {
 
 export const pythonState = () => state;
 
+const MB = 1024 * 1024;
+/** "2.1 of 6.3 MB": how much of Python has arrived on a first visit. */
+function downloaded(loaded, total) {
+  return total ? `${(loaded / MB).toFixed(1)} of ${(total / MB).toFixed(1)} MB` : `${(loaded / MB).toFixed(1)} MB`;
+}
+
 export function init() {
   if (!worker) start();
 }
@@ -63,6 +69,7 @@ export function start() {
         settle.resolve(data.ms);
         setState(current ? "running" : "ready");
       } else if (data.state === "failed") { settle.reject(new Error(data.reason)); setState("failed", data.reason); }
+      else if (data.state === "booting" && data.loaded) showStatus("booting", downloaded(data.loaded, data.total));
       return;
     }
     if (!current || data.id !== current.id) return;

@@ -2,7 +2,7 @@
 // kept in localStorage under one key and written within a second of each change.
 //
 // Format (localStorage["agent-harness-book/work"]):
-//   {"format": 1, "build": "<course.json build of the last save>", "saved": "<ISO time>",
+//   {"format": 1, "saved": "<ISO time>",
 //    "cells":   {"11-3": {"code": "...", "base": "<hash of the book's text it was edited from>"}},
 //    "labs":    {"11-1": {"code": "...", "base": "<hash of the starting file>", "passed": true,
 //                         "passedCode": "<the text that passed>", "useMine": true}},
@@ -33,7 +33,7 @@ let seen = "";
 let replaced = false;
 
 function empty() {
-  return { format: FORMAT, build: "", saved: "", cells: {}, labs: {}, answers: {}, hints: {} };
+  return { format: FORMAT, saved: "", cells: {}, labs: {}, answers: {}, hints: {} };
 }
 
 /** A short hash of a text (FNV-1a, 32 bits): tells whether the book's text changed. */
@@ -255,7 +255,6 @@ export async function saveNow() {
   replaced = false;
   work.saved = new Date().toISOString();
   seen = work.saved;
-  work.build = document.documentElement.dataset.build || work.build || "";
   const text = JSON.stringify(work);
   let reason = "";
   let local = false;

@@ -21,51 +21,17 @@ const ROOT = "/book";
 const OUTPUT_CAP = 200_000;
 const FLUSH_MS = 25; // at most one "out" message per 25 ms: a print loop cannot flood the page
 
-const GLUE = `
-import importlib.util, inspect, json, os, sys
+const SNAPSHOT = "py/snapshot.bin.gz";
+
+// The Python side lives in harness_py/pagerun.py, written to /book with the book's other files.
+// After a restore from the snapshot it is already imported; the random state the snapshot froze
+// is seeded afresh, so no two visits share it.
+const ENTRY = `
+import random, sys
 if ${JSON.stringify(ROOT)} not in sys.path:
     sys.path.insert(0, ${JSON.stringify(ROOT)})
-import cellrun
-
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-_lab_check = None
-
-def lab_check():
-    """The test runner, imported once (after ready, in the background: unittest is not small)."""
-    global _lab_check
-    if _lab_check is None:
-        _lab_check = _load("lab_check", ${JSON.stringify(ROOT)} + "/lab/lab_check.py")
-    return _lab_check
-
-_streams = "write" in inspect.signature(cellrun.run_cell).parameters
-
-def _write_reader(lesson, kind, text):
-    folder = "/reader/lesson%02d" % lesson
-    os.makedirs(folder, exist_ok=True)
-    path = "%s/%s.py" % (folder, kind)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return path
-
-def page_run_cell(source, lesson, name, harness_text, write):
-    if harness_text is None:
-        harness_path = "%s/reference/lesson%02d.py" % (${JSON.stringify(ROOT)}, lesson)
-    else:
-        harness_path = _write_reader(lesson, "harness", harness_text)
-    options = {"harness_path": harness_path, "lab_dir": ${JSON.stringify(ROOT)}, "name": name}
-    if _streams:
-        options["write"] = write
-    result = cellrun.run_cell(source, **options)
-    return [result.output, result.error if result.error is None else str(result.error)]
-
-def page_run_tests(harness_text, lesson, lab, tests_path):
-    path = _write_reader(lesson, "lab%d" % lab, harness_text)
-    return json.dumps(lab_check().run(path, tests_path, lab=lab))
+import pagerun
+random.seed()
 `;
 
 let pyodide = null;
@@ -81,12 +47,50 @@ async function fetchText(path) {
 }
 
 async function fetchBookFiles() {
-  const listing = JSON.parse(await fetchText("py/files.json"));
-  const files = Array.isArray(listing) ? listing : listing.files;
+  const { files } = JSON.parse(await fetchText("py/files.json"));
   return Promise.all(files.map(async (name) => [name, await fetchText(`py/${name}`)]));
 }
 
 const timings = {};
+
+// The snapshot (builder/snapshot.py): the heap of a Pyodide that has already imported the book's
+// runtime. On a first visit its download is the critical path, so the status shows how much of
+// it has arrived.
+async function fetchSnapshot() {
+  const response = await fetch(new URL(SNAPSHOT, SITE));
+  if (!response.ok) throw new Error(`${SNAPSHOT}: HTTP ${response.status}`);
+  const total = Number(response.headers.get("Content-Length")) || 0;
+  let loaded = 0;
+  let shown = 0;
+  const counted = response.body.pipeThrough(new TransformStream({
+    transform(chunk, controller) {
+      loaded += chunk.byteLength;
+      if (performance.now() - shown > 100) {
+        shown = performance.now();
+        post({ type: "status", state: "booting", loaded, total });
+      }
+      controller.enqueue(chunk);
+    },
+  }));
+  const bytes = await new Response(counted.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+  return new Uint8Array(bytes);
+}
+
+// Restore from the snapshot; if that fails for any reason (no file, another Pyodide build, bad
+// bytes), say so in the console and boot the ordinary way: slower, but nothing is lost.
+async function loadPython(options) {
+  try {
+    const snapshot = await fetchSnapshot();
+    const py = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+    timings.snapshot = true;
+    return py;
+  } catch (error) {
+    console.warn(`Python: the snapshot could not be used (${error && error.message || error}); ` +
+                 "starting without it");
+    timings.snapshot = false;
+    return loadPyodide(options);
+  }
+}
 
 async function boot() {
   const started = performance.now();
@@ -94,10 +98,9 @@ async function boot() {
   post({ type: "status", state: "booting" });
   // Pyodide and the book's Python files are fetched at the same time.
   const files = fetchBookFiles();
-  const loaded = loadPyodide({
+  const loaded = loadPython({
     indexURL: new URL("../../pyodide/", import.meta.url).href,
     packages: [],
-    fullStdLib: false,
     stdout: (text) => console.log(text),
     stderr: (text) => console.warn(text),
   });
@@ -111,19 +114,19 @@ async function boot() {
     py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
     py.FS.writeFile(path, text, { encoding: "utf8" });
   }
-  const namespace = py.globals.get("dict")();
-  py.runPython(GLUE, { globals: namespace });
-  glue = {
-    runCell: namespace.get("page_run_cell"),
-    runTests: namespace.get("page_run_tests"),
-    warm: namespace.get("lab_check"),
-  };
+  py.runPython(ENTRY);
+  const pagerun = py.pyimport("pagerun");
+  glue = { runCell: pagerun.run_cell, runTests: pagerun.run_tests, warmTests: pagerun.warm_tests };
+  // A throwaway cell before saying ready: right after a restore the code is cold, and the
+  // reader's first click should not be the one that compiles it.
+  try { pagerun.warm(); } catch (error) { console.warn(`warm-up: ${error}`); }
   pyodide = py;
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
   timings.glue = performance.now() - glueStarted;
   post({ type: "status", state: "ready", ms: Math.round(performance.now() - started), timings });
-  // The lab runner is imported while the reader reads; a request that comes first waits for it.
-  setTimeout(() => { try { glue.warm(); } catch (error) { console.warn(`lab_check: ${error}`); } }, 0);
+  // The lab runner, once the reader has had a moment: a cell clicked at once does not wait for
+  // unittest to load; a lab run that comes first imports it itself.
+  setTimeout(() => { try { glue.warmTests(); } catch (error) { console.warn(`lab_check: ${error}`); } }, 1500);
 }
 
 // Output is gathered here and sent at most every FLUSH_MS, and never beyond OUTPUT_CAP.

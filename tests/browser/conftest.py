@@ -13,9 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "site"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from find_browser import FLAGS, find_browser  # noqa: E402
+from builder.browser import FLAGS, find_browser  # noqa: E402
 
 ARTIFACTS = ROOT / "test-artifacts"
 LOCAL_HOSTS = {"127.0.0.1"}
@@ -32,10 +31,14 @@ def site_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def fixture_root():
-    """The hand-made lesson 99 (tests/fixtures/site), built once for the session from the real parts."""
-    from fixture_site import build_fixture
+    """Lesson 99 of tests/fixtures/browser (cells that misbehave), built once for the session by
+    the real pipeline, Pyodide and the editor included."""
+    from builder.pipeline import build
+    from builder.project import Project
     with tempfile.TemporaryDirectory(prefix="book-fixture-") as folder:
-        yield build_fixture(Path(folder) / "site")
+        out = Path(folder) / "site"
+        build(Project.at(ROOT / "tests" / "fixtures" / "browser"), out, log=lambda line: None)
+        yield out
 
 
 @pytest.fixture(scope="session")

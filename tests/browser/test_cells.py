@@ -2,13 +2,15 @@
 a flood of output is capped, and the seed's Ada cell works as written once edited."""
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
-from fixture_site import (OUTPUT_NOTE, editor_text, recorded, run_cell,
+from fixture_site import (OUTPUT_NOTE, editor_text, recorded, rewrite_cell, run_cell, serving,
                           type_into_editor, wait_editor, wait_ready)
 
 
@@ -41,6 +43,7 @@ def test_output_that_looks_like_html_is_text(page, fixture_url):
 def test_a_flood_of_output_is_capped_with_a_line_saying_so(page, fixture_url):
     page.goto(fixture_url + "lesson-99.html")
     wait_ready(page)
+    rewrite_cell(page, "99-6", "for i in range(100_000):\n    print('line', i)\n")
     output = run_cell(page, "99-6")
     assert output.startswith("line 0\nline 1\n")
     shown, note = output[:200_000], output[200_000:]
@@ -49,21 +52,71 @@ def test_a_flood_of_output_is_capped_with_a_line_saying_so(page, fixture_url):
     assert page.locator("#cell-99-6 .cell-output").evaluate("node => node.childNodes.length") < 2000
 
 
-def test_every_cell_of_every_lesson_page_prints_what_the_build_recorded(profiles, base_url, site_dir):
-    pages = lesson_pages(site_dir)
+def test_every_cell_of_every_page_prints_the_same_after_a_plain_boot(profiles, site_dir, tmp_path):
+    """test_pages.py runs every cell after the usual boot, from the snapshot; here the site has no
+    snapshot, so Python boots the ordinary way, says so, and every cell prints what the build
+    recorded: both boots print the same."""
+    plain = tmp_path / "site"
+    shutil.copytree(site_dir, plain, ignore=shutil.ignore_patterns("snapshot.bin.gz"))
+    pages = lesson_pages(plain)
     assert pages, f"{site_dir}: no lesson pages were built"
     context = profiles.open()
     page = context.pages[0] if context.pages else context.new_page()
+    warnings = []
+    page.on("console", lambda message: warnings.append(message.text))
     checked = 0
-    for path in pages:
-        page.goto(base_url + path.name)
-        wait_ready(page)
-        for cell in page.locator(".cell[data-cell]").all():
-            cell_id = cell.get_attribute("data-cell")
-            output = run_cell(page, cell_id, timeout=90_000)
-            assert output == recorded(page, cell_id), f"{path.name}: cell {cell_id} printed otherwise in the page"
-            checked += 1
+    with serving(plain) as url:
+        for path in pages:
+            page.goto(url + path.name)
+            wait_ready(page)
+            detail = page.evaluate("performance.getEntriesByName('book:python-ready')[0].detail")
+            assert detail["snapshot"] is False, f"{path.name}: booted from a snapshot that is not there"
+            for cell in page.locator(".cell[data-cell]").all():
+                cell_id = cell.get_attribute("data-cell")
+                output = run_cell(page, cell_id, timeout=90_000)
+                assert output == recorded(page, cell_id), f"{path.name}: cell {cell_id} printed otherwise"
+                checked += 1
     assert checked > 0
+    assert any("the snapshot could not be used" in w for w in warnings)
+
+
+@pytest.mark.parametrize("damage", ["bad bytes", "another build"])
+def test_a_damaged_snapshot_still_leaves_a_working_page(page, fixture_root, tmp_path, damage):
+    site = tmp_path / "site"
+    shutil.copytree(fixture_root, site)
+    snapshot = site / "py" / "snapshot.bin.gz"
+    if damage == "bad bytes":
+        snapshot.write_bytes(b"not a snapshot at all" * 100)
+    else:                                   # a real gzip of bytes Pyodide will not take
+        snapshot.write_bytes(gzip.compress(b"\0" * 4096))
+    warnings = []
+    page.on("console", lambda message: warnings.append(message.text))
+    with serving(site) as url:
+        page.goto(url + "lesson-99.html")
+        wait_ready(page)
+        assert run_cell(page, "99-1") == recorded(page, "99-1")
+    assert any("the snapshot could not be used" in w for w in warnings), warnings
+
+
+def test_the_book_works_from_a_sub_path_on_a_host_that_sets_no_headers(page, fixture_root, tmp_path):
+    """A teacher's static host: the book under /book/, no isolation headers on the first visit
+    (so no SharedArrayBuffer: Stop ends the worker instead of interrupting it)."""
+    (tmp_path / "host").mkdir()
+    (tmp_path / "host" / "book").symlink_to(fixture_root, target_is_directory=True)
+    with serving(tmp_path / "host", isolated=False) as url:
+        page.goto(url + "book/lesson-99.html")
+        wait_ready(page)
+        assert page.evaluate("crossOriginIsolated") is False
+        assert page.evaluate("performance.getEntriesByName('book:python-ready')[0].detail.snapshot") is True
+        assert run_cell(page, "99-1") == recorded(page, "99-1")
+    assert (fixture_root / "_headers").read_text().startswith("/*\n  Cross-Origin-Opener-Policy: same-origin")
+
+
+def test_the_usual_boot_restores_from_the_snapshot(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    assert page.evaluate("performance.getEntriesByName('book:python-ready')[0].detail.snapshot") is True
+    assert run_cell(page, "99-1") == recorded(page, "99-1")
 
 
 def ada_cell(page):

@@ -6,13 +6,11 @@ check is a set of toggle buttons with an aria-live verdict and hints come one at
 it every explanation and every cell's recorded output is still on the page."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
 from builder.pipeline import build  # noqa: E402
 from builder.project import Project  # noqa: E402

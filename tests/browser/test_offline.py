@@ -22,7 +22,6 @@ from urllib.parse import urlparse
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
 from builder import offline  # noqa: E402
 from builder.assets import NODE_MODULES, PYODIDE_FILES  # noqa: E402
@@ -277,11 +276,7 @@ LAB_CHECK = ["lab/lab_check.py", "--harness", "harness.py", "--lesson"]
 
 
 def stages():
-    sys.path.insert(0, str(ROOT / "harness_py"))
-    try:
-        import stages as module
-    finally:
-        sys.path.pop(0)
+    import stages as module
     return module.load()
 
 

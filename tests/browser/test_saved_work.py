@@ -16,6 +16,7 @@ from fixture_site import (editor_text, recorded, run_cell, type_into_editor,
                           wait_editor, wait_ready)
 from test_labs import FIXTURE_SOLUTION, run_tests, solution
 
+ROOT = Path(__file__).resolve().parents[2]
 KEY = "agent-harness-book/work"
 
 
@@ -196,7 +197,7 @@ def test_full_storage_gives_a_visible_warning(page, fixture_url):
 
 def test_a_changed_starting_file_keeps_the_readers_code_and_offers_the_new_one(page, fixture_url):
     page.goto(fixture_url + "lesson-99.html")
-    work = {"format": 1, "build": "older", "saved": "", "answers": {}, "hints": {}, "cells": {},
+    work = {"format": 1, "saved": "", "answers": {}, "hints": {}, "cells": {},
             "labs": {"99-1": {"code": "# mine, from an older book\n", "base": "00000000"}}}
     page.evaluate(f"localStorage.setItem({KEY!r}, {json.dumps(json.dumps(work))})")
     page.reload()
@@ -205,7 +206,9 @@ def test_a_changed_starting_file_keeps_the_readers_code_and_offers_the_new_one(p
     notice = page.locator("#lab-99-1 .lab-notice")
     assert notice.is_visible() and "Your harness.py is kept" in notice.text_content()
     notice.locator(".lab-take-new").click()
-    starting = json.loads(page.locator("#lab-99-1 .lab-data").text_content())["starting"]
+    import stages
+    harness = ROOT / "tests" / "fixtures" / "browser" / "harness_py" / "course" / "harness.py"
+    starting = stages.load(harness, points=["98.1", "99.1"]).starting("99.1")
     assert editor_text(page, "#lab-99-1") == starting
 
 

@@ -6,7 +6,9 @@ import time
 
 import pytest
 
-from fixture_site import recorded, run_cell, serving, wait_ready
+from fixture_site import recorded, rewrite_cell, run_cell, serving, wait_ready
+
+RUNAWAY = "while True:\n    pass\n"
 
 
 
@@ -46,6 +48,7 @@ def test_stop_ends_while_true_within_two_seconds(page, served):
     page.goto(url + "lesson-99.html")
     wait_ready(page)
     assert page.evaluate("crossOriginIsolated") is (kind == "isolated")
+    rewrite_cell(page, "99-5", RUNAWAY)
     page.locator("#cell-99-5 .cell-run").click()
     page.wait_for_function("document.getElementById('cell-99-5').dataset.state === 'running'")
     time.sleep(0.5)
@@ -63,6 +66,7 @@ def test_the_time_limit_ends_a_runaway_cell(page, served):
     kind, url = served
     page.goto(url + "lesson-99.html")
     wait_ready(page)
+    rewrite_cell(page, "99-5", RUNAWAY)
     started = time.monotonic()
     page.locator("#cell-99-5 .cell-run").click()  # data-timeout="3"
     page.wait_for_function("document.getElementById('cell-99-5').dataset.state === 'stopped'", timeout=8000)
@@ -75,6 +79,7 @@ def test_the_time_limit_ends_a_runaway_cell(page, served):
 def test_deep_recursion_ends_in_an_error_and_python_carries_on(page, fixture_url):
     page.goto(fixture_url + "lesson-99.html")
     wait_ready(page)
+    rewrite_cell(page, "99-8", "def down(n):\n    return down(n + 1)\n\ndown(0)\n")
     output = run_cell(page, "99-8", timeout=30_000)
     assert "RecursionError" in output or "[Stopped" in output or "[Could not run" in output
     assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")

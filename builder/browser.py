@@ -1,0 +1,47 @@
+"""Find the Chromium the browser tests drive, or say how to get one.
+
+BOOK_BROWSER wins (a path to your own Chrome or Chromium); then Debian's /usr/bin/chromium and
+whatever `chromium`, `chromium-browser` or `google-chrome` is on PATH. Run as a script it prints the
+path, or explains and exits 1.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def find_browser() -> str | None:
+    """The browser executable to use, or None."""
+    chosen = os.environ.get("BOOK_BROWSER")
+    if chosen:
+        return chosen if Path(chosen).exists() else None
+    for name in CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def main() -> int:
+    path = find_browser()
+    if path is None:
+        where = os.environ.get("BOOK_BROWSER")
+        if where:
+            print(f"BOOK_BROWSER={where} does not exist.", file=sys.stderr)
+        else:
+            print("No Chromium found. Install one (Debian: sudo apt-get install chromium) "
+                  "or set BOOK_BROWSER to your Chrome.", file=sys.stderr)
+        return 1
+    print(f"browser tests use {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

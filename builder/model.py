@@ -1,0 +1,110 @@
+"""The page model: what a lesson is made of, parsed once.
+
+The parse stage (source.py) fills one `PageModel` per written page as it walks the Markdown;
+every later stage reads it: the rules (rules.py), the cell runner, the labs, the renderer (which
+also keeps the token tree for drawing), course.json, and the tests. Nothing here parses text:
+it only holds what the parser found, with the line each part starts at, so any rule can point
+at `lessons/<folder>/page.md:<line>`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def fold(text: str) -> str:
+    """Whitespace runs, line breaks included, as one space."""
+    return " ".join(text.split())
+
+
+@dataclass
+class Option:
+    text: str                      # the first paragraph: the option itself
+    right: bool
+    explanation: str               # the rest: what it misses, or why it holds
+    line: int
+
+
+@dataclass
+class Check:
+    number: int
+    line: int
+    question: str
+    options: list[Option]
+    explain: str = ""
+
+    @property
+    def right(self) -> Option:
+        return next(option for option in self.options if option.right)
+
+
+@dataclass
+class Hint:
+    title: str
+    text: str
+    line: int
+
+
+@dataclass
+class Prompt:
+    number: int
+    line: int
+    question: str
+    hints: list[Hint]
+    answer: str
+    misses: str
+
+
+@dataclass
+class Lab:
+    number: int
+    line: int
+    title: str
+    spec: str
+    hints: list[Hint]
+    done: str
+
+
+@dataclass
+class Figure:
+    number: int
+    line: int
+    src: str
+    alt: str
+    caption: str
+
+
+@dataclass
+class Citation:
+    """A {tau} reference: `path`, `path:12` or `path:12-20`."""
+
+    path: str
+    first: int | None
+    last: int | None
+    line: int
+
+    @property
+    def ref(self) -> str:
+        if self.first is None:
+            return self.path
+        return f"{self.path}:{self.first}" + (f"-{self.last}" if self.last != self.first else "")
+
+
+@dataclass
+class Section:
+    title: str
+    line: int
+
+
+@dataclass
+class PageModel:
+    """Every part of one page, in reading order within each kind."""
+
+    sections: list[Section] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    prompts: list[Prompt] = field(default_factory=list)
+    labs: list[Lab] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    capabilities: bool = False     # it has the capability checklist
+    card: set[str] = field(default_factory=set)      # the closing card's parts it has
+    links: list[str] = field(default_factory=list)   # page ids it links to (lesson:ID)
+    side_by_side: list[tuple[str, str]] = field(default_factory=list)   # the two code blocks

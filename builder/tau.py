@@ -1,0 +1,99 @@
+"""Tau citations, checked without Tau on the machine: `lessons/tau.lock.json`.
+
+An author who has a copy of Tau runs `python build.py cite --tau PATH` (PATH: a git repository of
+Tau, bare or not, that holds the pinned commit). It reads every {tau} citation of every written
+page, takes the cited lines from the pinned commit, and writes the lock: for each citation its
+path, lines, and a SHA-256 of the cited text. The build then needs no copy of Tau: it fails on a
+citation the lock lacks (cite again, and read what you cite) and on a lock entry no page cites
+(a stale lock). A citation whose lines run past the end of the file fails `cite`."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BuildError
+from .model import Citation
+
+LOCK_NAME = "tau.lock.json"
+
+
+class CiteError(Exception):
+    """`cite` could not read a cited file or lines at the pinned commit."""
+
+
+@dataclass(frozen=True)
+class Lock:
+    commit: str
+    entries: dict[str, dict]       # "path:12-20" -> {"path", "first", "last", "sha256"}
+
+
+def lock_path(lessons: Path) -> Path:
+    return lessons / LOCK_NAME
+
+
+def read(lessons: Path) -> Lock | None:
+    path = lock_path(lessons)
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return Lock(commit=data["commit"], entries=data["citations"])
+
+
+def cited_text(repo: Path, commit: str, citation: Citation) -> str:
+    """The cited lines (or the whole file) at `commit`, read with git."""
+    done = subprocess.run(["git", f"--git-dir={_git_dir(repo)}", "show", f"{commit}:{citation.path}"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CiteError(f"{citation.path} is not in Tau at {commit[:12]}: {done.stderr.strip()}")
+    if citation.first is None:
+        return done.stdout
+    lines = done.stdout.splitlines(keepends=True)
+    if citation.last > len(lines) or citation.first < 1 or citation.first > citation.last:
+        raise CiteError(f"{citation.ref}: the file has {len(lines)} lines at {commit[:12]}")
+    return "".join(lines[citation.first - 1:citation.last])
+
+
+def _git_dir(repo: Path) -> Path:
+    return repo / ".git" if (repo / ".git").exists() else repo
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write(lessons: Path, repo: Path, commit: str, citations: list[Citation]) -> Lock:
+    """Read every citation at `commit` in `repo` and write the lock. Raises CiteError."""
+    entries = {}
+    for citation in sorted(citations, key=lambda c: c.ref):
+        entries[citation.ref] = {"path": citation.path, "first": citation.first,
+                                 "last": citation.last,
+                                 "sha256": digest(cited_text(repo, commit, citation))}
+    lock_path(lessons).write_text(json.dumps({"commit": commit, "citations": entries}, indent=1)
+                                  + "\n", encoding="utf-8")
+    return Lock(commit=commit, entries=entries)
+
+
+def check(lock: Lock | None, commit: str, cited: dict[str, list[tuple[str, int]]],
+          lock_rel: str) -> None:
+    """Every citation is in the lock, at the pinned commit, and every lock entry is cited.
+    `cited`: ref -> [(page file, line)] of every written page."""
+    hint = "run `python build.py cite --tau PATH-TO-TAU` and read what you cite"
+    if lock is None:
+        if cited:
+            ref, places = next(iter(cited.items()))
+            raise BuildError(places[0][0], places[0][1], f"{{tau}}`{ref}` is cited and there is "
+                                                         f"no {lock_rel}: {hint}")
+        return
+    if lock.commit != commit:
+        raise BuildError(lock_rel, 1, f"the lock is for Tau {lock.commit[:12]}; course.yaml pins "
+                                      f"{commit[:12]}: {hint}")
+    for ref, places in cited.items():
+        if ref not in lock.entries:
+            raise BuildError(places[0][0], places[0][1], f"{{tau}}`{ref}` is not in {lock_rel}: "
+                                                         f"{hint}")
+    stale = sorted(set(lock.entries) - set(cited))
+    if stale:
+        raise BuildError(lock_rel, 1, f"{stale[0]} is in the lock and no page cites it: {hint}")

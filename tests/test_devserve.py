@@ -1,0 +1,83 @@
+"""`make serve` while writing: a saved page is rebuilt, only its own cells run again, the open page
+is told to reload, and a page that no longer builds shows its file:line error instead of the
+old page in silence."""
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from builder import devserve
+from builder.project import Project
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "book"
+PAGE = "lessons/01-hello/page.md"
+
+
+@pytest.fixture
+def served(tmp_path):
+    book = tmp_path / "book"
+    shutil.copytree(FIXTURE, book)
+    state = devserve.State()
+    builder = devserve.Builder(Project.at(book), tmp_path / "_site", state)
+    assert builder.once(log=lambda line: None)
+    server = devserve.serve.BookServer(
+        ("127.0.0.1", 0), lambda *a, **k: devserve.make_handler(state)(*a, directory=str(builder.out), **k))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield book, builder, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        return error.code, ""
+
+
+def test_pages_carry_the_reload_script_and_no_service_worker_is_served(served):
+    _, _, url = served
+    status, page = get(url + "lesson-01.html")
+    assert status == 200 and '<script src="/__dev/reload.js"></script></body>' in page
+    assert get(url)[1].count("/__dev/reload.js") == 1
+    assert get(url + "sw.js")[0] == 404
+    assert "location.reload()" in get(url + "__dev/reload.js")[1]
+
+
+def test_an_edit_rebuilds_reruns_only_that_pages_cells_and_moves_the_version(served, monkeypatch):
+    from builder import pipeline
+    book, builder, url = served
+    before = json.loads(get(url + "__dev/state")[1])
+    path = book / PAGE
+    path.write_text(path.read_text().replace("Because a greeting is a sentence",
+                                             "Because a greeting is one sentence"))
+    ran, execute = [], pipeline.cells.execute
+    monkeypatch.setattr(pipeline.cells, "execute", lambda *a, **k: ran.append(a[1]) or execute(*a, **k))
+    assert builder.once(log=lambda line: None)
+    assert ran == [], "an edit to prose alone proves no cell again"
+    after = json.loads(get(url + "__dev/state")[1])
+    assert after == {"version": before["version"] + 1, "error": None}
+    assert "Because a greeting is one sentence" in get(url + "lesson-01.html")[1]
+    path.write_text(path.read_text().replace('print(harness.greet("Ada"))', 'print(harness.greet("Bo"))'))
+    assert not builder.once(log=lambda line: None)          # the declared output now differs
+    assert ran == [PAGE], "an edited cell is proven again, and only its page's"
+
+
+def test_a_page_that_no_longer_builds_shows_its_error_and_the_old_page_stays(served):
+    book, builder, url = served
+    path = book / PAGE
+    path.write_text(path.read_text().replace("::: aside Why a full stop", "::: quiz Why a full stop"))
+    assert not builder.once(log=lambda line: None)
+    state = json.loads(get(url + "__dev/state")[1])
+    assert state["error"].startswith(f"{PAGE}:") and "unknown directive '::: quiz'" in state["error"]
+    assert get(url + "lesson-01.html")[0] == 200
+    path.write_text(path.read_text().replace("::: quiz Why", "::: aside Why"))
+    assert builder.once(log=lambda line: None)
+    assert json.loads(get(url + "__dev/state")[1])["error"] is None
