@@ -2,12 +2,18 @@
 
 Lab1 checks that what the user says during a run waits in a queue and reaches the transcript only
 where a user message keeps it valid: steering once a turn's tool batch is answered, follow-ups only
-when the run would otherwise end. Each test's docstring is its checklist line on the page, word
-for word; the tests run in the order they are written.
+when the run would otherwise end, nothing after a failed reply. Each test's docstring is its
+checklist line on the page, word for word; the tests run in the order they are written.
 
     python lab/lab_check.py --harness harness.py --lesson 9 tests.py
+
+Every run is consumed through Lab1._drive, which turns anything the reader's code raises (a
+TypeError, a script that ran out because the run went on too long) into a plain failure with a
+sentence, so a wrong design fails and never errors.
 """
+import traceback
 import unittest
+from pathlib import Path
 
 import harness
 import lab
@@ -25,116 +31,221 @@ def _tool(name, on_run=None):
             "parameters": {"type": "object", "properties": {}}, "execute": execute}
 
 
-def _last_user(request):
-    users = [m for m in request.messages if m["role"] == "user"]
-    return users[-1]["content"] if users else None
+def _shape(messages):
+    return lab.shape(list(messages)) or "(nothing)"
+
+
+def _users(messages):
+    """The text of every user message, in order."""
+    return [m["content"] for m in messages if m["role"] == "user"]
+
+
+def _new_users(request):
+    """The user messages a request holds after its last assistant message: what is new to it."""
+    tail = []
+    for m in request.messages:
+        tail = [] if m["role"] == "assistant" else tail + [m]
+    return _users(tail)
 
 
 class Lab1(unittest.TestCase):
+    longMessage = False
+
+    def _drive(self, start, on_event=None, sofar=None):
+        """Call start() to get a run, consume it, hand each event to on_event; return the events.
+        Whatever the code under test raises becomes a failure that says what happened."""
+        events = []
+        try:
+            for event in start():
+                events.append(event)
+                if on_event:
+                    on_event(event)
+        except lab.ScriptExhausted:
+            where = f" The transcript by then: {_shape(sofar())}." if sofar else ""
+            self.fail("The run went on asking the model after this test's script had run out: "
+                      "a queued message was taken where it should not have been, or taken "
+                      f"twice.{where}")
+        except Exception as error:       # the reader's code raised: say so, do not error
+            mine = [f for f in traceback.extract_tb(error.__traceback__)
+                    if Path(f.filename).name == Path(harness.__file__).name]
+            where = f" (at line {mine[-1].lineno} of your harness)" if mine else ""
+            self.fail(f"The run raised {type(error).__name__}: {error}{where}")
+        return events
 
     def test_steer_while_idle(self):
         """A message steered while no run is going on goes in right after the next prompt, in the first turn, and the first model call is sent both."""
         model = lab.ScriptedModel([lab.say("Tabs it is... spaces, then.")])
         h = harness.Harness(model, harness.SYSTEM, [])
         h.steer("Use spaces.")
-        lab.drive(h.prompt("Indent the file."))
-        self.assertEqual(lab.show(h.messages),
-                         'user -> "Indent the file."\nuser -> "Use spaces."\n'
-                         'assistant -> "Tabs it is... spaces, then."')
-        self.assertEqual(lab.shape(model.calls[0].messages), "U U")
+        self._drive(lambda: h.prompt("Indent the file."), sofar=lambda: h.messages)
+        self.assertEqual(_shape(model.calls[0].messages), "U U",
+                         "The first model call should be sent the prompt and the steering (U U); "
+                         f"it was sent {_shape(model.calls[0].messages)}.")
+        self.assertEqual(_users(h.messages), ["Indent the file.", "Use spaces."],
+                         "The user messages should be the prompt, then the steering; they are "
+                         f"{_users(h.messages)}.")
 
     def test_steering_waits_for_the_batch(self):
         """Steering sent while the first of two calls runs reaches the model only after both calls have their results, and opens the next turn."""
         calls = [lab.call("edit", {}, id="e1"), lab.call("edit", {}, id="e2")]
         model = lab.ScriptedModel([lab.reply(*calls), lab.say("Switched to spaces.")])
-        harnesses = []
+        typed = []
 
-        def steer_once():               # the user types while the first edit runs
-            if len(model.calls) == 1 and not h_steered:
-                h_steered.append(True)
-                harnesses[0].steer("Use spaces.")
-        h_steered = []
-        h = harness.Harness(model, harness.SYSTEM, [_tool("edit", steer_once)])
-        harnesses.append(h)
-        lab.drive(h.prompt("Indent both files."))
-        self.assertEqual(lab.shape(h.messages), "U A[e1,e2] R(e1) R(e2) U A",
-                         "a user message may not come between a call and its result")
-        self.assertEqual(lab.shape(model.calls[1].messages), "U A[e1,e2] R(e1) R(e2) U")
+        def type_once():                 # the user types while the first edit runs
+            if not typed:
+                typed.append(True)
+                h.steer("Use spaces.")
+        h = harness.Harness(model, harness.SYSTEM, [_tool("edit", type_once)])
+        events = self._drive(lambda: h.prompt("Indent both files."), sofar=lambda: h.messages)
+        self.assertEqual(_shape(h.messages), "U A[e1,e2] R(e1) R(e2) U A",
+                         "Expected U A[e1,e2] R(e1) R(e2) U A, got " + _shape(h.messages) +
+                         ": a user message may not come between a call and its result.")
+        self.assertEqual(_shape(model.calls[1].messages), "U A[e1,e2] R(e1) R(e2) U",
+                         "The second model call should end on the steering, after both results; "
+                         f"it was sent {_shape(model.calls[1].messages)}.")
+        kinds = [e["type"] for e in events]
+        steered = next(k for k, e in enumerate(events) if e["type"] == "message_end"
+                       and e["message"]["role"] == "user" and e["message"]["content"] == "Use spaces.")
+        self.assertEqual(kinds[steered - 2:steered], ["turn_end", "turn_start"],
+                         "The steering's message_end should come straight after a turn_end and "
+                         "the next turn_start; before it came " + ", ".join(kinds[max(0, steered - 2):steered]) + ".")
 
     def test_one_message_per_ask(self):
-        """Two messages steered at once are handed over one per ask: the first opens the next turn, the second the turn after that."""
+        """Two messages steered at once are handed over one per ask, oldest first: the first opens the next turn, the second the turn after that."""
         model = lab.ScriptedModel([lab.reply(lab.call("edit", {}, id="e1")), lab.say("One."),
                                    lab.say("Two.")])
         h = harness.Harness(model, harness.SYSTEM, [_tool("edit")])
-        run = h.prompt("Start.")
-        for event in run:
+
+        def on_event(event):
             if event["type"] == "tool_execution_start":
                 h.steer("First.")
                 h.steer("Second.")
-        self.assertEqual([_last_user(request) for request in model.calls],
-                         ["Start.", "First.", "Second."])
-        self.assertEqual(lab.shape(h.messages), "U A[e1] R(e1) U A U A")
+        self._drive(lambda: h.prompt("Start."), on_event, sofar=lambda: h.messages)
+        new = [_new_users(request) for request in model.calls]
+        self.assertEqual(new, [["Start."], ["First."], ["Second."]],
+                         "Each model call should bring one new user message: 'Start.', then "
+                         f"'First.', then 'Second.', oldest first; they brought {new}.")
+        self.assertEqual(_shape(h.messages), "U A[e1] R(e1) U A U A",
+                         f"Expected U A[e1] R(e1) U A U A, got {_shape(h.messages)}.")
 
     def test_follow_up_when_it_would_end(self):
         """A follow-up queued during a run is taken only when the run would otherwise end: the model answers the prompt first, then the follow-up, in the same run."""
         model = lab.ScriptedModel([lab.reply(lab.call("edit", {}, id="e1")),
                                    lab.say("Edited."), lab.say("Tests pass.")])
         h = harness.Harness(model, harness.SYSTEM, [_tool("edit")])
-        events = []
-        for event in h.prompt("Edit the file."):
-            events.append(event)
+
+        def on_event(event):
             if event["type"] == "agent_start":
                 h.follow_up("Now run the tests.")
-        self.assertEqual(lab.show(h.messages[-3:]), 'assistant -> "Edited."\n'
-                         'user -> "Now run the tests."\nassistant -> "Tests pass."')
-        self.assertEqual([e["type"] for e in events].count("agent_end"), 1)
+        events = self._drive(lambda: h.prompt("Edit the file."), on_event,
+                             sofar=lambda: h.messages)
+        sent = [_shape(request.messages) for request in model.calls]
+        self.assertEqual(sent[:2], ["U", "U A[e1] R(e1)"],
+                         "Until the model has answered the prompt, the follow-up must wait: "
+                         f"the first two calls should be sent U, then U A[e1] R(e1); they were sent {sent[:2]}.")
+        self.assertEqual(_shape(h.messages), "U A[e1] R(e1) A U A",
+                         f"Expected U A[e1] R(e1) A U A, got {_shape(h.messages)}.")
+        self.assertEqual(_users(h.messages)[-1], "Now run the tests.")
+        ran = _shape(events[-1].get("messages", [])) if events else "(no events)"
+        self.assertEqual(ran, "U A[e1] R(e1) A U A",
+                         "The follow-up and its answer belong to the same run: agent_end's "
+                         f"messages should be U A[e1] R(e1) A U A; they are {ran}.")
 
     def test_busy_message(self):
-        """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()")."""
+        """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()") and queues nothing."""
         h = harness.Harness(lab.ScriptedModel([lab.say("Hello.")]), harness.SYSTEM, [])
         run = h.prompt("Hi")
-        with self.assertRaises(RuntimeError) as caught:
+        try:
             h.prompt("Hello?")
-        self.assertEqual(str(caught.exception), "already running; use steer() or follow_up()")
-        lab.drive(run)
+        except RuntimeError as error:
+            self.assertEqual(str(error), "already running; use steer() or follow_up()",
+                             f"prompt() raised RuntimeError({str(error)!r}); expected "
+                             "RuntimeError('already running; use steer() or follow_up()').")
+        else:
+            self.fail("prompt() during a run returned instead of raising RuntimeError: the caller "
+                      "has to choose, steer() or follow_up().")
+        self._drive(lambda: run, sofar=lambda: h.messages)
+        self.assertEqual(_users(h.messages), ["Hi"],
+                         f"The refused prompt went somewhere: the user messages are {_users(h.messages)}.")
 
     def test_queues_outlive_runs(self):
         """A follow-up queued after a run has ended waits: it is asked for at the end of the next run, after that run's prompt is answered."""
         model = lab.ScriptedModel([lab.say("A."), lab.say("B."), lab.say("C.")])
         h = harness.Harness(model, harness.SYSTEM, [])
-        lab.drive(h.prompt("First."))
+        self._drive(lambda: h.prompt("First."), sofar=lambda: h.messages)
         h.follow_up("Later.")
-        self.assertEqual(len(h.messages), 2, "a queued message is not history yet")
-        lab.drive(h.prompt("Second."))
-        self.assertEqual([m["content"] for m in h.messages if m["role"] == "user"],
-                         ["First.", "Second.", "Later."])
+        self.assertEqual(len(h.messages), 2, "A queued message is not history yet: h.messages "
+                         f"should still hold 2 messages; it holds {len(h.messages)}.")
+        self._drive(lambda: h.prompt("Second."), sofar=lambda: h.messages)
+        self.assertEqual(_users(h.messages), ["First.", "Second.", "Later."],
+                         "The user messages should be 'First.', 'Second.', 'Later.'; they are "
+                         f"{_users(h.messages)}.")
+        self.assertEqual(_shape(h.messages), "U A U A U A",
+                         f"Expected U A U A U A, got {_shape(h.messages)}.")
 
     def test_failure_asks_nobody(self):
-        """A reply that fails ends the run without asking for steering or follow-ups: they stay queued, and the next prompt's run takes them."""
+        """A reply that fails ends the run without asking for steering or follow-ups: both stay queued, and the next prompt's run takes them, steering with the prompt, the follow-up at its end."""
         model = lab.ScriptedModel([lab.provider_error("503"), lab.say("Back."), lab.say("Ok.")])
         h = harness.Harness(model, harness.SYSTEM, [])
-        run = h.prompt("Hi")
-        for event in run:
-            if event["type"] == "turn_start":
+        typed = []
+
+        def on_event(event):             # the user types once, while the first call is made
+            if event["type"] == "turn_start" and not typed:
+                typed.append(True)
+                h.steer("Keep it short.")
                 h.follow_up("Are you there?")
-        self.assertEqual(lab.shape(h.messages), "U A!")
-        lab.drive(h.prompt("Hello again."))
-        self.assertEqual([m["content"] for m in h.messages if m["role"] == "user"],
-                         ["Hi", "Hello again.", "Are you there?"])
+        self._drive(lambda: h.prompt("Hi"), on_event, sofar=lambda: h.messages)
+        self.assertEqual(_shape(h.messages), "U A!",
+                         "After a failed reply the run should end as it is, U A!; it went on to "
+                         f"{_shape(h.messages)}: something was asked for after the failure.")
+        self._drive(lambda: h.prompt("Hello again."), sofar=lambda: h.messages)
+        expected = ["Hi", "Hello again.", "Keep it short.", "Are you there?"]
+        self.assertEqual(_users(h.messages), expected,
+                         f"The next run should take both: the user messages should be {expected}; "
+                         f"they are {_users(h.messages)}.")
+        self.assertEqual(_shape(h.messages), "U A! U U A U A",
+                         f"Expected U A! U U A U A, got {_shape(h.messages)}.")
 
     def test_loop_asks_callables(self):
         """run_agent itself takes get_steering and get_follow_ups, functions that return lists of user messages, and works with either or both left out."""
+        def once(text):
+            given = []
+
+            def get():
+                given.append(text)
+                return [harness.user_message(text)] if len(given) == 1 else []
+            return get
+        cases = [("only get_follow_ups", {"get_follow_ups": once("And then?")}, "U A U A"),
+                 ("only get_steering", {"get_steering": once("Use spaces.")}, "U U A"),
+                 ("neither", {}, "U A")]
+        for label, given, expected in cases:
+            messages = []
+            model = lab.ScriptedModel([lab.say("One."), lab.say("Two.")])
+            self._drive(lambda: harness.run_agent(model, harness.SYSTEM, messages, [], "Go.",
+                                                  **given), sofar=lambda: messages)
+            self.assertEqual(_shape(messages), expected,
+                             f"run_agent with {label}: expected {expected}, got {_shape(messages)}.")
+
+    def test_ask_order(self):
+        """With one follow-up and no steering, the loop asks: steering with the prompt; steering, then follow-ups, after the first turn; steering, then follow-ups, after the second; and the run ends."""
         asked = []
 
-        def follow_ups():
+        def get_steering():
+            asked.append("steering")
+            return []
+
+        def get_follow_ups():
             asked.append("follow_ups")
             return [harness.user_message("And then?")] if asked.count("follow_ups") == 1 else []
         messages = []
         model = lab.ScriptedModel([lab.say("One."), lab.say("Two.")])
-        lab.drive(harness.run_agent(model, harness.SYSTEM, messages, [], "Go.",
-                                    get_follow_ups=follow_ups))
-        self.assertEqual(lab.shape(messages), "U A U A")
-        self.assertEqual(asked, ["follow_ups", "follow_ups"])
+        self._drive(lambda: harness.run_agent(model, harness.SYSTEM, messages, [], "Go.",
+                                              get_steering=get_steering,
+                                              get_follow_ups=get_follow_ups),
+                    sofar=lambda: messages)
+        expected = ["steering", "steering", "follow_ups", "steering", "follow_ups"]
+        self.assertEqual(asked, expected, f"The loop should ask {expected}; it asked {asked}.")
+        self.assertEqual(_shape(messages), "U A U A", f"Expected U A U A, got {_shape(messages)}.")
 
 
 if __name__ == "__main__":
