@@ -86,6 +86,8 @@ def load(project: Project, page: Page, test_ids: set[str] | None = None) -> list
         for key in ("name", "lab", "why", "fails"):
             if not raw.get(key):
                 fail(f"it needs {key}:")
+        if " ".join(str(raw["why"]).split()).upper() in ("TODO", "TBD", "FIXME"):
+            fail("why: says nothing yet; say what the change gets wrong, in the lesson's terms")
         name = str(raw["name"])
         if name in names:
             fail("the name is used twice")

@@ -624,6 +624,16 @@ def test_a_wrong_design_naming_a_test_that_does_not_exist_stops_at_its_entry(boo
                                      f"there is no test Lab2.test_whispers in lessons/01-hello/tests.py")
 
 
+def test_a_wrong_design_without_its_why_stops_at_its_entry(book, tmp_path):
+    change(book, "why: Shouting is capitals", "why: TODO\n  x: Shouting is capitals",
+           rel="lessons/01-hello/wrong.yaml")
+    change(book, "  x: Shouting is capitals and an exclamation mark; this returns the text as it came.\n", "",
+           rel="lessons/01-hello/wrong.yaml")
+    line = line_of(book, "- name: whisper", rel="lessons/01-hello/wrong.yaml")
+    assert fails(book, tmp_path).startswith(f"lessons/01-hello/wrong.yaml:{line}: wrong design "
+                                            f"'whisper': why: says nothing yet")
+
+
 def test_a_wrong_design_whose_text_is_not_in_the_solution_stops_at_its_entry(book, tmp_path):
     change(book, 'return f"Hello, {name}."\n  with', 'return f"Hi, {name}."\n  with',
            rel="lessons/01-hello/wrong.yaml")
