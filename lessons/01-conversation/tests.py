@@ -146,10 +146,16 @@ class Lab1(unittest.TestCase):
         for key in ("role", "stop_reason", "usage"):
             if key not in last:
                 self.fail(f"the reply on your list lost its {key!r}: append the message "
-                          "complete() returned, not a new one made from its words")
+                          "complete() returned, whole, not a new one built from parts of it")
         if last["stop_reason"] != sent["stop_reason"]:
             self.fail(f"the reply's stop reason should be {sent['stop_reason']!r}, as it came; "
                       f"it is {last['stop_reason']!r}")
+        if last["role"] != "assistant":
+            self.fail(f"the reply's role should be \"assistant\", as it came; it is {last['role']!r}")
+        counted = lab.usage(model.calls[0], sent)
+        if last["usage"] != counted:
+            self.fail(f"the reply's usage should be {counted!r}, the numbers complete() put on it; "
+                      f"it is {last['usage']!r}")
 
     def test_sends_everything(self):
         """On the third exchange the model is sent all five messages so far, oldest first, its own replies included, with the system prompt SYSTEM and no tools."""
