@@ -9,6 +9,9 @@ its checklist line on the page, word for word; the tests run in the order they a
 From lesson 3 on, chat is gone: run_agent took its place, and with no tools a run is exactly one
 exchange. These tests then hold one exchange through run_agent, so that every later harness still
 has lesson 1's property: it knows what was said, and who said it.
+
+The messages are written for the reader (longMessage = False): what was expected, what came. An
+exception from the reader's code becomes a failure with a sentence, never an error.
 """
 import unittest
 
@@ -18,113 +21,260 @@ import lab
 LESSON = 1
 
 
-def chat(model, messages, text):
+def _exchange(model, messages, text):
     """One exchange through the reader's harness: lesson 1's chat, or, once lesson 3 has
     replaced it, run_agent with no tools, which is the same exchange."""
     if not hasattr(harness, "chat") and hasattr(harness, "run_agent"):
         lab.drive(harness.run_agent(model, harness.SYSTEM, messages, [], text))
-        return messages[-1]
+        return messages[-1] if messages else None
     return harness.chat(model, messages, text)
 
 
 def _sent(model, number):
     """What model call `number` (from 1) was sent, as lab.show prints it."""
+    if len(model.calls) < number:
+        return "(there was no call %d)" % number
     return lab.show(model.calls[number - 1].messages) or "(nothing)"
 
 
+def _listing(messages):
+    return lab.show(messages) or "(nothing)"
+
+
+def _answer(messages):
+    """The last message of a list, the model's answer, as lab.show prints it."""
+    if not messages:
+        return "(nothing: the list is empty)"
+    last = messages[-1]
+    return lab.show([last]) if isinstance(last, dict) else repr(last)
+
+
+def _first_difference(expected, got):
+    """Where two lists of messages part: a sentence, or '' if they are equal."""
+    for i, (want, have) in enumerate(zip(expected, got)):
+        if want != have:
+            return (f"message {i + 1} should be {lab.show([want])}, but it is "
+                    f"{lab.show([have]) if isinstance(have, dict) else repr(have)}")
+    if len(expected) != len(got):
+        return f"{len(expected)} messages were expected, and there were {len(got)}"
+    return ""
+
+
 class Lab1(unittest.TestCase):
+    longMessage = False
+
+    def chat(self, model, messages, text):
+        """Call the reader's chat; an exception in it fails the test with a sentence."""
+        try:
+            return _exchange(model, messages, text)
+        except Exception as error:  # the reader's code, not the test, raised
+            self.fail(f"chat(model, messages, {text!r}) raised {type(error).__name__}: {error}")
+
+    def user_message(self, text):
+        try:
+            return harness.user_message(text)
+        except Exception as error:
+            self.fail(f"user_message({text!r}) raised {type(error).__name__}: {error}")
 
     def test_user_message(self):
         """user_message("My name is Ada.") is exactly {"role": "user", "content": "My name is Ada."}: a role that says who spoke, and the words as a plain string."""
-        got = harness.user_message("My name is Ada.")
-        self.assertEqual(got, {"role": "user", "content": "My name is Ada."},
-                         "user_message should give a dict with two keys: role \"user\" and the "
-                         "text itself, a plain string, as content")
+        got = self.user_message("My name is Ada.")
+        want = {"role": "user", "content": "My name is Ada."}
+        if not isinstance(got, dict):
+            self.fail(f"user_message should return a dict; it returned {got!r}")
+        if got.get("role") != "user":
+            self.fail(f"the role should be \"user\"; it is {got.get('role')!r}")
+        if not isinstance(got.get("content"), str):
+            self.fail("the content should be the plain string the user typed, not "
+                      f"{got.get('content')!r}")
+        if got != want:
+            self.fail(f"user_message should give exactly {want!r}, two keys and nothing else; "
+                      f"it gave {got!r}")
+
+    def test_user_message_as_typed(self):
+        """user_message keeps the words exactly as typed, spaces, line breaks and an empty string included."""
+        for text in ("  two spaces, then words  ", "line one\nline two", ""):
+            got = self.user_message(text)
+            content = got.get("content") if isinstance(got, dict) else got
+            if content != text:
+                self.fail(f"user_message({text!r}) should keep {text!r} as its content; the "
+                          f"content is {content!r}")
 
     def test_chat_appends_two(self):
-        """chat(model, messages, "My name is Ada.") appends two messages to your list, the user's and then the model's reply, and returns that reply."""
+        """chat(model, messages, "My name is Ada.") appends two messages to your list, the user's and then the model's reply."""
         model = lab.ScriptedModel([lab.forgetful()])
         messages = []
-        reply = chat(model, messages, "My name is Ada.")
-        self.assertEqual(len(messages), 2,
-                         f"after one exchange the list you passed should hold 2 messages; it "
-                         f"holds {len(messages)}:\n{lab.show(messages) or '(nothing)'}\n(chat "
-                         "appends to the caller's list; it does not build a new one)")
-        self.assertEqual(messages[0], harness.user_message("My name is Ada."),
-                         "the first message should be the user's, made by user_message")
-        self.assertEqual(messages[1]["role"], "assistant",
-                         "the second message should be the model's reply, role \"assistant\"")
-        self.assertIs(reply, messages[1], "chat should return the reply it appended")
+        self.chat(model, messages, "My name is Ada.")
+        if len(messages) != 2:
+            self.fail(f"after one exchange the list you passed should hold 2 messages; it holds "
+                      f"{len(messages)}:\n{_listing(messages)}\n(chat appends to the caller's "
+                      "list: no new list, and nothing else on it)")
+        if messages[0] != {"role": "user", "content": "My name is Ada."}:
+            self.fail("the first message should be the user's, as user_message makes it; it is "
+                      f"{messages[0]!r}")
+        if not isinstance(messages[1], dict) or messages[1].get("role") != "assistant":
+            self.fail("the second message should be the model's reply, role \"assistant\"; it is "
+                      f"{messages[1]!r}")
+
+    def test_returns_the_reply(self):
+        """chat returns the reply it appended: the very dict now at the end of your list, not its text."""
+        model = lab.ScriptedModel([lab.forgetful()])
+        messages = []
+        reply = self.chat(model, messages, "My name is Ada.")
+        if not messages:
+            self.fail("chat appended nothing to your list, so there is no reply to return")
+        if reply is not messages[-1]:
+            self.fail("chat should return the message it appended last, the model's reply; it "
+                      f"returned {reply!r}")
 
     def test_reply_kept_as_it_came(self):
-        """The reply goes on the list exactly as complete() returned it: a dict with role "assistant", its content blocks and its usage numbers, not rebuilt from its text."""
+        """The reply goes on the list exactly as complete() returned it: its content blocks, its stop reason and its usage numbers, not rebuilt from its text."""
         model = lab.ScriptedModel([lab.say("Nice to meet you, Ada.")])
         messages = []
-        chat(model, messages, "My name is Ada.")
+        self.chat(model, messages, "My name is Ada.")
+        if not model.calls:
+            self.fail("chat never called model.complete")
+        if not messages:
+            self.fail("chat appended nothing to your list; the reply should be on the end of it")
         last = messages[-1]
-        self.assertIsInstance(last.get("content"), list,
-                              "the reply's content should still be the list of blocks the model "
-                              f"sent; it is {last.get('content')!r}")
-        self.assertEqual(last["content"], [lab.text("Nice to meet you, Ada.")])
-        self.assertIn("usage", last, "the reply lost its usage numbers: append the message "
-                                     "complete() returned, not a new one made from its words")
+        if not isinstance(last, dict):
+            self.fail(f"the last message should be the reply dict; it is {last!r}")
+        sent = lab.say("Nice to meet you, Ada.")
+        if last.get("content") != sent["content"]:
+            self.fail("the reply's content should still be the list of blocks the model sent, "
+                      f"{sent['content']!r}; it is {last.get('content')!r}")
+        for key in ("role", "stop_reason", "usage"):
+            if key not in last:
+                self.fail(f"the reply on your list lost its {key!r}: append the message "
+                          "complete() returned, whole, not a new one built from parts of it")
+        if last["stop_reason"] != sent["stop_reason"]:
+            self.fail(f"the reply's stop reason should be {sent['stop_reason']!r}, as it came; "
+                      f"it is {last['stop_reason']!r}")
+        if last["role"] != "assistant":
+            self.fail(f"the reply's role should be \"assistant\", as it came; it is {last['role']!r}")
+        counted = lab.usage(model.calls[0], sent)
+        if last["usage"] != counted:
+            self.fail(f"the reply's usage should be {counted!r}, the numbers complete() put on it; "
+                      f"it is {last['usage']!r}")
 
     def test_sends_everything(self):
         """On the third exchange the model is sent all five messages so far, oldest first, its own replies included, with the system prompt SYSTEM and no tools."""
         model = lab.ScriptedModel([lab.forgetful()] * 3)
         messages = []
         for text in ("My name is Ada.", "I live in Paris.", "What is my name?"):
-            chat(model, messages, text)
-        self.assertEqual(len(model.calls), 3, "three exchanges should make three model calls, "
-                                              f"not {len(model.calls)}")
+            self.chat(model, messages, text)
+        if len(model.calls) != 3:
+            self.fail(f"three exchanges should make three model calls, not {len(model.calls)}")
         third = model.calls[2]
-        self.assertEqual(third.messages, messages[:5],
-                         "call 3 should be sent the whole transcript up to the new question:\n"
-                         f"{lab.show(messages[:5])}\nit was sent:\n{_sent(model, 3)}")
-        self.assertEqual(third.system, harness.SYSTEM,
-                         "every call should send SYSTEM as its system prompt")
-        self.assertEqual(third.tools, [], "lesson 1's model has no tools: send []")
+        roles = [m.get("role") if isinstance(m, dict) else "?" for m in third.messages]
+        if roles != ["user", "assistant", "user", "assistant", "user"]:
+            self.fail("call 3 should be sent five messages, user, assistant, user, assistant, "
+                      f"user; it was sent {', '.join(roles) or 'nothing'}:\n{_sent(model, 3)}")
+        gap = _first_difference(messages[:5], third.messages)
+        if gap:
+            self.fail("call 3 should be sent the whole transcript up to the new question:\n"
+                      f"{_listing(messages[:5])}\nit was sent:\n{_sent(model, 3)}\n({gap})")
+        if third.system != harness.SYSTEM:
+            self.fail(f"call 3 should be sent SYSTEM as its system prompt; it was sent "
+                      f"{third.system!r}")
+        if third.tools != []:
+            self.fail(f"lesson 1's model has no tools: send []; call 3 was sent {third.tools!r}")
+
+    def test_system_every_call(self):
+        """Every call, not only the first, is sent SYSTEM as its system prompt: four exchanges, four times."""
+        model = lab.ScriptedModel([lab.forever(lab.forgetful())])
+        messages = []
+        for text in ("Hello.", "My name is Ada.", "I like tea.", "What is my name?"):
+            self.chat(model, messages, text)
+        systems = [call.system for call in model.calls]
+        if len(systems) != 4:
+            self.fail(f"four exchanges should make four model calls, not {len(systems)}")
+        for n, system in enumerate(systems, 1):
+            if system != harness.SYSTEM:
+                self.fail(f"call {n} was sent the system prompt {system!r}, not SYSTEM: the "
+                          "model keeps nothing, so every request carries its instructions")
+
+    def test_system_not_in_transcript(self):
+        """The system prompt stays out of the transcript: after two exchanges your list holds user, assistant, user, assistant, and nothing else."""
+        model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
+        messages = []
+        self.chat(model, messages, "My name is Ada.")
+        self.chat(model, messages, "What is my name?")
+        roles = [m.get("role") if isinstance(m, dict) else type(m).__name__ for m in messages]
+        if roles != ["user", "assistant", "user", "assistant"]:
+            self.fail("after two exchanges the list should hold the roles user, assistant, user, "
+                      f"assistant; it holds {', '.join(map(str, roles)) or 'nothing'}\n(SYSTEM "
+                      "goes to complete() as its own argument, not into the list)")
 
     def test_remembers_across_exchanges(self):
         """Told "My name is Ada." and then asked "What is my name?", the forgetful model answers "Your name is Ada.": it remembers only because the first exchange was sent again."""
         model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
         messages = []
-        chat(model, messages, "My name is Ada.")
-        answer = chat(model, messages, "What is my name?")
-        self.assertEqual(lab.show([answer]), 'assistant -> "Your name is Ada."',
-                         "the second call should carry the first exchange; it was sent:\n"
-                         f"{_sent(model, 2)}")
+        self.chat(model, messages, "My name is Ada.")
+        self.chat(model, messages, "What is my name?")
+        got = _answer(messages)
+        if got != 'assistant -> "Your name is Ada."':
+            self.fail("the second call should carry the first exchange, and the answer should "
+                      f"be 'Your name is Ada.'; the answer was {got}, and the call was sent:\n"
+                      f"{_sent(model, 2)}")
+
+    def test_ten_exchanges(self):
+        """Over ten exchanges call n is sent 2n - 1 messages: each request is the one before, plus the last reply and the new question, with nothing cut from the start."""
+        model = lab.ScriptedModel([lab.forever(lab.forgetful())])
+        messages = []
+        for n in range(1, 11):
+            self.chat(model, messages, f"Note number {n}.")
+        if len(model.calls) != 10:
+            self.fail(f"ten exchanges should make ten model calls, not {len(model.calls)}")
+        for n, call in enumerate(model.calls, 1):
+            if len(call.messages) != 2 * n - 1:
+                self.fail(f"call {n} should be sent {2 * n - 1} messages; it was sent "
+                          f"{len(call.messages)}, starting {lab.show(call.messages[:1])}")
+            gap = _first_difference(messages[:2 * n - 1], call.messages)
+            if gap:
+                self.fail(f"call {n} should be sent the transcript so far, oldest first; {gap}")
 
     def test_two_conversations_apart(self):
         """Two conversations held side by side stay apart: Ada's name is never sent in Bob's, and each model call is sent only its own list."""
         model = lab.ScriptedModel([lab.forever(lab.forgetful())])
         ada, bob = [], []
-        chat(model, ada, "My name is Ada.")
-        chat(model, bob, "My name is Bob.")
-        chat(model, ada, "What is my name?")
-        answer = chat(model, bob, "What is my name?")
-        self.assertEqual(lab.show([answer]), 'assistant -> "Your name is Bob."')
-        self.assertEqual(model.calls[3].messages, bob[:3],
-                         "Bob's question should be sent Bob's conversation and nothing else; "
-                         f"it was sent:\n{_sent(model, 4)}\n(a list kept outside chat, or in a "
-                         "default argument, mixes every conversation into one)")
-        self.assertEqual([len(ada), len(bob)], [4, 4],
-                         "each list should hold its own four messages")
+        self.chat(model, ada, "My name is Ada.")
+        self.chat(model, bob, "My name is Bob.")
+        self.chat(model, ada, "What is my name?")
+        self.chat(model, bob, "What is my name?")
+        for n, call in enumerate(model.calls, 1):
+            own = ada if n in (1, 3) else bob
+            who = "Ada's" if own is ada else "Bob's"
+            size = 1 if n <= 2 else 3
+            gap = _first_difference(own[:size], call.messages)
+            if gap:
+                self.fail(f"call {n} should be sent {who} conversation and nothing else; it was "
+                          f"sent:\n{_sent(model, n)}\n({gap}; a list kept outside chat, or in a "
+                          "default argument, mixes every conversation into one)")
+        got = _answer(bob)
+        if got != 'assistant -> "Your name is Bob."':
+            self.fail(f"Bob should be told his own name; he was told {got}")
+        if [len(ada), len(bob)] != [4, 4]:
+            self.fail(f"each list should hold its own four messages; Ada's holds {len(ada)}, "
+                      f"Bob's {len(bob)}")
 
     def test_list_is_the_only_memory(self):
         """A conversation written by hand is remembered, and one the caller empties is forgotten: chat keeps no copy of its own, so the list you pass is all the model is sent."""
         model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
         messages = [lab.user("My name is Ada."), lab.say("Nice to meet you, Ada.")]
-        answer = chat(model, messages, "What is my name?")
-        self.assertEqual(lab.show([answer]), 'assistant -> "Your name is Ada."',
-                         "a transcript written by hand should be sent as it is; the model was "
-                         f"sent:\n{_sent(model, 1)}")
+        self.chat(model, messages, "What is my name?")
+        got = _answer(messages)
+        if got != 'assistant -> "Your name is Ada."':
+            self.fail("a transcript written by hand should be sent as it is, and the answer "
+                      f"should be 'Your name is Ada.'; it was {got}, and the model was sent:\n"
+                      f"{_sent(model, 1)}")
         messages.clear()
-        answer = chat(model, messages, "What is my name?")
-        self.assertEqual(lab.show([answer]), 'assistant -> "I don\'t know your name."',
-                         "the caller emptied the list, so the model should be sent only the new "
-                         f"question; it was sent:\n{_sent(model, 2)}\n(chat must not keep a "
-                         "history of its own)")
+        self.chat(model, messages, "What is my name?")
+        got = _answer(messages)
+        if got != 'assistant -> "I don\'t know your name."':
+            self.fail("the caller emptied the list, so the model should be sent only the new "
+                      f"question and not know the name; it answered {got}, and was sent:\n"
+                      f"{_sent(model, 2)}\n(chat must not keep a history of its own)")
 
 
 if __name__ == "__main__":
