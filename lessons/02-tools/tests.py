@@ -3,7 +3,8 @@
 Lab1 checks text_of and tool_calls, which read an assistant message's content blocks (point 2.1).
 Lab2 checks tool_specs and run_tool: what the model is told about the tools, and one call in,
 exactly one result out (point 2.2). Each test's docstring is its checklist line on the page, word
-for word; the tests run in the order they are written.
+for word; the tests run in the order they are written. A test that calls your code catches what
+it raises and fails with a sentence, so a mistake reads as FAIL, not as a traceback.
 
     python lab/lab_check.py --harness harness.py --lesson 2 tests.py [--lab 1|2]
 """
@@ -32,124 +33,230 @@ def _counting_tool(name, answer, runs):
             "parameters": {"type": "object", "properties": {}}, "execute": execute}
 
 
-class Lab1(unittest.TestCase):
+def _ids(calls):
+    """The ids of what tool_calls gave, readable even when it gave something odd."""
+    if not isinstance(calls, list):
+        return f"not a list but {type(calls).__name__}"
+    return [call.get("id") if isinstance(call, dict) else call for call in calls]
+
+
+class _Reader(unittest.TestCase):
+    longMessage = False
+
+    def call(self, function, *args):
+        """function(*args), with anything it raises turned into a failure that says what."""
+        try:
+            return getattr(harness, function)(*args)
+        except Exception as error:  # the reader's code: report it, do not crash the runner
+            self.fail(f"{function} raised {type(error).__name__}: {error}")
+
+    def text_of(self, message):
+        return self.call("text_of", message)
+
+    def tool_calls(self, message):
+        return self.call("tool_calls", message)
+
+    def same_text(self, got, expected, why):
+        if got != expected:
+            self.fail(f"text_of should give {expected!r}, but gave {got!r}: {why}")
+
+
+class Lab1(_Reader):
 
     def test_text_of_one_block(self):
         """text_of a reply with one text block, "Hello.", is "Hello.", and text_of a reply that only asks for a tool is ""."""
-        self.assertEqual(harness.text_of(lab.say("Hello.")), "Hello.")
+        self.same_text(self.text_of(lab.say("Hello.")), "Hello.",
+                       "the words are the \"text\" of the text block")
         only_call = lab.reply(lab.call("read", {"path": "a.py"}, id="c1"))
-        self.assertEqual(harness.text_of(only_call), "",
-                         "a reply with no text blocks has no words: text_of should give \"\"")
+        self.same_text(self.text_of(only_call), "",
+                       "a reply with no text blocks has no words, and no words is \"\"")
+
+    def test_no_blocks(self):
+        """A reply whose content is an empty list has no words and no calls: text_of gives "" and tool_calls gives []."""
+        empty = {"role": "assistant", "content": [], "stop_reason": "stop"}
+        self.same_text(self.text_of(empty), "", "an empty content list holds no words")
+        calls = self.tool_calls(empty)
+        if calls != []:
+            self.fail(f"tool_calls of an empty reply should be [], but was {calls!r}")
 
     def test_text_of_every_block(self):
         """text_of a reply holding "Let me look. ", two calls and "Then I will say." is "Let me look. Then I will say.": every text block, in order, joined with nothing between."""
         message, _, _ = _mixed()
-        self.assertEqual(harness.text_of(message), "Let me look. Then I will say.",
-                         "the words are in every block of type \"text\", not only the first "
-                         "block, and a call block has no words")
+        self.same_text(self.text_of(message), "Let me look. Then I will say.",
+                       "the words are in every block of type \"text\", in order, joined with "
+                       "nothing added between them, and a call block has no words")
 
     def test_tool_calls_in_order(self):
         """tool_calls of that reply is its two call blocks, c1 then c2, the very dicts from content; of a reply that only talks, it is []."""
         message, read, grep = _mixed()
-        calls = harness.tool_calls(message)
-        self.assertEqual(calls, [read, grep], "tool_calls should give the toolCall blocks, in "
-                                              f"the order asked; it gave {calls!r}")
-        self.assertTrue(calls[0] is message["content"][1] and calls[1] is message["content"][2],
-                        "give the blocks themselves, not copies or rebuilt dicts")
-        self.assertEqual(harness.tool_calls(lab.say("Done.")), [])
+        calls = self.tool_calls(message)
+        if _ids(calls) != ["c1", "c2"]:
+            self.fail(f"tool_calls should give the call blocks c1 and c2, in the order asked; "
+                      f"it gave ids {_ids(calls)}")
+        if not (calls[0] is message["content"][1] and calls[1] is message["content"][2]):
+            self.fail("tool_calls gave equal dicts, not the blocks of content themselves: give "
+                      "the blocks, not copies or rebuilt dicts")
+        talk = self.tool_calls(lab.say("Done."))
+        if talk != []:
+            self.fail(f"a reply that only talks asks for nothing: tool_calls should be [], "
+                      f"not {talk!r}")
 
     def test_plain_dict_message(self):
         """A reply typed by hand as a plain dict, with only role, content and stop_reason, works with both: nothing reads a key that the message does not have."""
         message = {"role": "assistant", "stop_reason": "toolUse", "content": [
             {"type": "toolCall", "id": "x1", "name": "write", "arguments": {"path": "b.py"}},
             {"type": "text", "text": "Writing b.py."}]}
-        self.assertEqual(harness.text_of(message), "Writing b.py.")
-        self.assertEqual([call["id"] for call in harness.tool_calls(message)], ["x1"],
-                         "the calls are in content; a message has no other place that holds "
-                         "them")
+        self.same_text(self.text_of(message), "Writing b.py.",
+                       "the one text block is the second block here, after the call")
+        got = _ids(self.tool_calls(message))
+        if got != ["x1"]:
+            self.fail(f"tool_calls should give the call x1, but gave ids {got}: the calls are in "
+                      f"content; a message has no other place that holds them")
 
     def test_worked_out_every_time(self):
         """After a third call block is added to a reply's content, tool_calls reports three calls, and after its text is edited, text_of gives the new words: nothing is remembered between calls."""
         message, _, _ = _mixed()
-        self.assertEqual(len(harness.tool_calls(message)), 2)
-        harness.text_of(message)
+        first = _ids(self.tool_calls(message))
+        if first != ["c1", "c2"]:
+            self.fail(f"tool_calls should give c1 and c2 to start with, but gave {first}")
+        self.text_of(message)
         message["content"].append(lab.call("bash", {"command": "ls"}, id="c3"))
         message["content"][0]["text"] = "Looking again. "
-        self.assertEqual([call["id"] for call in harness.tool_calls(message)],
-                         ["c1", "c2", "c3"], "tool_calls should read content afresh on every "
-                                             "call, not an answer kept from the last one")
-        self.assertEqual(harness.text_of(message), "Looking again. Then I will say.")
+        now = _ids(self.tool_calls(message))
+        if now != ["c1", "c2", "c3"]:
+            self.fail(f"after c3 was added to content, tool_calls gave {now}: read content "
+                      f"afresh on every call, do not keep the answer from the last one")
+        self.same_text(self.text_of(message), "Looking again. Then I will say.",
+                       "the first text block was edited; read content afresh on every call")
 
     def test_message_left_as_it_was(self):
         """text_of and tool_calls leave the message exactly as it was: no key added to it, no block taken out of its content."""
         message, _, _ = _mixed()
         before = copy.deepcopy(message)
-        harness.text_of(message)
-        harness.tool_calls(message)
-        self.assertEqual(message, before, "the message changed: storing the calls or the text "
-                                          "in it makes a second copy that can go stale")
+        self.text_of(message)
+        self.tool_calls(message)
+        added = sorted(set(message) - set(before))
+        if added:
+            self.fail(f"the message gained {added}: storing the calls or the text in it makes a "
+                      f"second copy that can go stale")
+        if message != before:
+            self.fail(f"the message changed: it had {len(before['content'])} blocks and now has "
+                      f"{len(message.get('content', []))}; read it, do not change it")
 
 
-class Lab2(unittest.TestCase):
+class Lab2(_Reader):
+
+    def run_tool(self, tools, call):
+        return self.call("run_tool", tools, call)
 
     def test_tool_specs(self):
-        """tool_specs of two tools is, for each in order, its name, description and parameters, and never its execute function."""
+        """tool_specs of two tools is, for each in order, its name, description and parameters, and never its execute function; the tools keep their execute, and neither runs."""
         runs = []
         tools = [_counting_tool("clock", "12:00", runs), _counting_tool("echo", "hi", runs)]
-        specs = harness.tool_specs(tools)
-        self.assertEqual(specs, [{k: tool[k] for k in ("name", "description", "parameters")}
-                                 for tool in tools])
-        self.assertEqual(runs, [], "telling the model about a tool must not run it")
+        specs = self.call("tool_specs", tools)
+        if not isinstance(specs, list) or len(specs) != 2:
+            self.fail(f"tool_specs of two tools should be a list of two dicts, not {specs!r}")
+        for spec, tool in zip(specs, tools):
+            keys = sorted(spec) if isinstance(spec, dict) else spec
+            if keys != ["description", "name", "parameters"]:
+                self.fail(f"the spec for {tool['name']} should have exactly the keys "
+                          f"description, name and parameters; it has {keys}")
+            for key in ("name", "description", "parameters"):
+                if spec[key] != tool[key]:
+                    self.fail(f"the spec's {key} should be the tool's {tool[key]!r}, "
+                              f"not {spec[key]!r}")
+        if [spec["name"] for spec in specs] != ["clock", "echo"]:
+            self.fail("the specs should come in the order of the tools: clock, then echo")
+        lost = [tool["name"] for tool in tools if "execute" not in tool]
+        if lost:
+            self.fail(f"tool_specs took execute out of the tool itself ({lost}): build new "
+                      f"dicts, and leave the tools as they were")
+        if runs:
+            self.fail(f"telling the model about a tool must not run it, but these ran: {runs}")
 
     def test_runs_the_named_tool(self):
         """run_tool runs the tool the call names, with the call's arguments, and returns its toolResult: the call's id and name, what execute returned, and is_error False."""
         runs = []
         tools = [_counting_tool("clock", "12:00", runs), _counting_tool("echo", "hi", runs)]
         call = lab.call("echo", {"text": "hi"}, id="c7")
-        result = harness.run_tool(tools, call)
-        self.assertEqual(result, {"role": "toolResult", "tool_call_id": "c7", "tool_name": "echo",
-                                  "content": "hi", "is_error": False})
-        self.assertEqual(runs, [("echo", {"text": "hi"})],
-                         f"only the echo tool should have run, once; what ran: {runs}")
+        result = self.run_tool(tools, call)
+        if runs != [("echo", {"text": "hi"})]:
+            self.fail(f"only the echo tool should have run, once, with the call's arguments "
+                      f"{{'text': 'hi'}}; what ran: {runs}")
+        expected = {"role": "toolResult", "tool_call_id": "c7", "tool_name": "echo",
+                    "content": "hi", "is_error": False}
+        if not isinstance(result, dict):
+            self.fail(f"run_tool should return the toolResult message, a dict, "
+                      f"not {type(result).__name__}")
+        for key, value in expected.items():
+            if result.get(key, "(missing)") != value:
+                self.fail(f"the result's {key} should be {value!r}, "
+                          f"not {result.get(key, '(missing)')!r}")
+        extra = sorted(set(result) - set(expected))
+        if extra:
+            self.fail(f"the result has keys it should not: {extra}")
 
     def test_exactly_one_result(self):
         """One call in, exactly one result out: run_tool returns one message, a dict and not a list, and a tool that returns "" still gets its result, with content ""."""
         runs = []
         tools = [_counting_tool("quiet", "", runs)]
         call = lab.call("quiet", {}, id="c1")
-        result = harness.run_tool(tools, call)
-        self.assertIsInstance(result, dict, "run_tool should return the one toolResult message, "
-                                            f"not {type(result).__name__}")
-        self.assertEqual(lab.shape([lab.reply(call), result]), "A[c1] R(c1)")
-        self.assertEqual(result["content"], "", "an empty answer is still an answer")
-        self.assertEqual(len(runs), 1, "the tool should run exactly once")
+        result = self.run_tool(tools, call)
+        if not isinstance(result, dict):
+            self.fail(f"run_tool should return the one toolResult message, not "
+                      f"{type(result).__name__}: an empty answer is still an answer")
+        shape = lab.shape([lab.reply(call), result])
+        if shape != "A[c1] R(c1)":
+            self.fail(f"the call and its result should read A[c1] R(c1), not {shape}")
+        if result.get("content") != "":
+            self.fail(f"the tool returned \"\", so the content should be \"\", not "
+                      f"{result.get('content')!r}")
+        if len(runs) != 1:
+            self.fail(f"the tool should run exactly once; it ran {len(runs)} times")
 
     def test_ids_not_mixed(self):
         """Two calls to one tool, c1 and c2, with different arguments get two results: each carries its own call's id, and the tool ran once for each."""
         runs = []
         tools = [_counting_tool("echo", "ok", runs)]
-        first = harness.run_tool(tools, lab.call("echo", {"n": 1}, id="c1"))
-        second = harness.run_tool(tools, lab.call("echo", {"n": 2}, id="c2"))
-        self.assertEqual([first["tool_call_id"], second["tool_call_id"]], ["c1", "c2"])
-        self.assertEqual(runs, [("echo", {"n": 1}), ("echo", {"n": 2})])
+        first = self.run_tool(tools, lab.call("echo", {"n": 1}, id="c1"))
+        second = self.run_tool(tools, lab.call("echo", {"n": 2}, id="c2"))
+        got = [r.get("tool_call_id") if isinstance(r, dict) else f"a {type(r).__name__}"
+               for r in (first, second)]
+        if got != ["c1", "c2"]:
+            self.fail(f"the two results should carry c1 and c2, the ids of their calls; they "
+                      f"carry {got}")
+        if runs != [("echo", {"n": 1}), ("echo", {"n": 2})]:
+            self.fail(f"echo should have run twice, with n=1 then n=2; what ran: {runs}")
 
     def test_leaves_its_inputs(self):
         """run_tool changes neither the call nor the list of tools, and adds nothing to either: putting the result in the transcript is the caller's job."""
         runs = []
         tools = [_counting_tool("echo", "ok", runs)]
         call = lab.call("echo", {"n": 1}, id="c1")
-        before = (copy.deepcopy(call), len(tools), list(tools[0]))
-        harness.run_tool(tools, call)
-        self.assertEqual((call, len(tools), list(tools[0])), before)
+        before_call, before_tool = copy.deepcopy(call), sorted(tools[0])
+        self.run_tool(tools, call)
+        if call != before_call:
+            added = sorted(set(call) - set(before_call))
+            self.fail(f"run_tool changed the call (keys added: {added}): the result goes in "
+                      f"its own message, not on the call")
+        if len(tools) != 1 or sorted(tools[0]) != before_tool:
+            self.fail("run_tool changed the list of tools or the tool in it")
 
     def test_write_tool(self):
         """A write call for a.py, run with make_write_tool over a workspace, is answered "Successfully wrote to a.py." and puts the file on the disk."""
         ws = lab.Workspace()
         call = lab.call("write", {"path": "a.py", "content": "A = 1\n"}, id="w1")
-        result = harness.run_tool([harness.make_write_tool(ws)], call)
-        self.assertEqual(ws.read_text("a.py") if ws.exists("a.py") else None, "A = 1\n")
-        self.assertEqual(result["content"], "Successfully wrote to a.py.")
-        self.assertEqual(result["tool_call_id"], "w1")
+        result = self.run_tool([self.call("make_write_tool", ws)], call)
+        on_disk = ws.read_text("a.py") if ws.exists("a.py") else None
+        if on_disk != "A = 1\n":
+            self.fail(f"a.py should hold 'A = 1\\n' after the call; it holds {on_disk!r}")
+        if not isinstance(result, dict):
+            self.fail(f"run_tool should return a dict, not {type(result).__name__}")
+        if result.get("content") != "Successfully wrote to a.py.":
+            self.fail(f"the result should say 'Successfully wrote to a.py.', "
+                      f"not {result.get('content')!r}")
+        if result.get("tool_call_id") != "w1":
+            self.fail(f"the result answers w1, not {result.get('tool_call_id')!r}")
 
 
 if __name__ == "__main__":
