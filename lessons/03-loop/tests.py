@@ -63,10 +63,10 @@ class Lab1(unittest.TestCase):
             self.fail(f"run_agent raised {type(error).__name__}: {error}. The list held "
                       f"{_shape(messages)} at that moment.")
 
-    def assert_shape(self, messages, want, what="your list"):
+    def assert_shape(self, messages, want, what="your list", hint=""):
         got = _shape(messages)
         if got != want:
-            self.fail(f"{what} should be {want}; it is {got}.")
+            self.fail(f"{what} should be {want}; it is {got}. {hint}".rstrip())
 
     def test_answer_ends_the_run(self):
         """A first reply that asks for nothing ends the run: your list holds the prompt and that reply, and the model was called once."""
@@ -87,7 +87,7 @@ class Lab1(unittest.TestCase):
         messages = []
         self.run_agent(model, messages, [harness.make_write_tool(ws)], JOB)
         self.assert_shape(messages, "U A[w1] R(w1) A[w2] R(w2) A[w3] R(w3) A",
-                          "the transcript (go round until a reply asks for no tools)")
+                          hint="Go round until a reply asks for no tools.")
         missing = [path for path in FILES if not ws.exists(path)]
         if missing:
             self.fail(f"{', '.join(missing)} should be on the disk and is not")
@@ -157,8 +157,7 @@ class Lab1(unittest.TestCase):
             self.fail("a reply that holds a tool call, whatever its stop_reason, is a request: "
                       f"run it. The list is {_shape(messages)}; the tool ran {len(runs)} times.")
         self.assert_shape(messages, "U A[c1] R(c1) A",
-                          "your list (a reply with no calls is the answer, whatever its "
-                          "stop_reason says)")
+                          hint="Decide from tool_calls(reply), not from its stop_reason.")
 
     def test_text_with_calls_is_not_the_end(self):
         """A reply with words and a call is not the answer: its call runs and the model is asked again."""
@@ -169,7 +168,7 @@ class Lab1(unittest.TestCase):
         messages = []
         self.run_agent(model, messages, [_tool("echo", runs)], "Go.")
         self.assert_shape(messages, "U A[c1] R(c1) A",
-                          "your list (words are for the reader; the calls decide)")
+                          hint="Words are for the reader; the calls decide whether to go on.")
 
     def test_reply_on_the_list_while_tools_run(self):
         """While a tool runs, your list already holds the reply that asked for it and the results of the calls before it: c1 sees U A[c1,c2], c2 sees U A[c1,c2] R(c1)."""
