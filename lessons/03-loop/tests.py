@@ -10,6 +10,7 @@ written. Every message a test fails with is written for the reader: what was exp
 The run is consumed with lab.drive, which takes it to its end whatever run_agent returns, so
 later lessons (where run_agent becomes a generator of events) pass these tests too.
 """
+import copy
 import unittest
 
 import harness
@@ -105,6 +106,10 @@ class Lab1(unittest.TestCase):
             self.fail(f"twelve calls should run over thirteen model calls; {len(runs)} ran over "
                       f"{len(model.calls)}. The list is {_shape(messages)}. Go round until a "
                       "reply asks for nothing, however many turns that takes.")
+        results = [m for m in messages if m.get("role") == "toolResult"]
+        if len(results) != 12:
+            self.fail(f"the list should hold twelve results; it holds {len(results)}: "
+                      f"{_shape(messages)}")
         if lab.show(messages[-1:]) != 'assistant -> "Twelve."':
             self.fail("the list should end on the answer 'Twelve.'; it ends "
                       f"{lab.show(messages[-1:]) or 'with nothing'}")
@@ -193,6 +198,7 @@ class Lab1(unittest.TestCase):
     def test_the_callers_list(self):
         """The messages go on the list you passed: what it held before the run stays first, untouched, is sent to the model, and a new list is a new conversation."""
         earlier = [lab.user("My name is Ada."), lab.say("Nice to meet you, Ada.")]
+        copies = copy.deepcopy(earlier)
         messages = list(earlier)
         model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
         self.run_agent(model, messages, [], "What is my name?")
@@ -200,6 +206,13 @@ class Lab1(unittest.TestCase):
             self.fail("the two messages the list held before the run should still be its first "
                       f"two, the same objects; the list is now {_shape(messages)}. Append to the "
                       "caller's list; do not copy or rebuild it.")
+        if earlier != copies:
+            self.fail("the two messages the list held before the run were changed; leave "
+                      "earlier messages exactly as they were")
+        sent = model.calls[0].messages if model.calls else []
+        if list(sent[:2]) != copies:
+            self.fail("the model call should be sent the two earlier messages first; it was "
+                      f"sent {_shape(sent)}")
         self.assert_shape(messages, "U A U A")
         if lab.show(messages[-1:]) != 'assistant -> "Your name is Ada."':
             self.fail("the model should have been sent the earlier messages and answered 'Your "
