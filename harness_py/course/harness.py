@@ -414,14 +414,16 @@ def chat(model, messages, text):
 #@ spec
 # Below is lesson 1's chat. It becomes run_agent, and chat goes. The tests import run_agent.
 #
-# run_agent(model, system, messages, tools, prompt) -> list   puts `prompt` to the model and
-#     keeps going until it stops asking for tools:
-#     - append user_message(prompt) to `messages`, the caller's list
-#     - a turn: reply = model.complete(system, messages, tool_specs(tools)); append the reply
-#     - no tool_calls(reply): the run is over. Otherwise append run_tool's result for each call,
-#       in the order asked, and take another turn
-#     Every message goes on the caller's list as it happens, and the whole list is sent on
-#     every call. Returns this run's messages: the prompt first, the final reply last.
+# run_agent(model, system, messages, tools, prompt) -> list   puts `prompt` to the model as a
+#     user message and returns once the model has answered, running every tool call it makes on
+#     the way. What must hold:
+#     - every message of the run (the prompt, each reply, each result) goes on `messages`, the
+#       caller's list, the moment it exists, in the order it happened; nothing is kept elsewhere
+#     - every model call is sent `system`, the whole list as it stands, and tool_specs(tools)
+#     - every call in a reply is answered by run_tool's result, in the order the calls were
+#       written, before the model is called again
+#     - the run ends at the first reply with no tool_calls, and only there
+#     Returns this run's messages: the prompt first, the final reply last.
 #@ code
 def run_agent(model, system, messages, tools, prompt):
     """Put `prompt` to the model and keep going until it stops asking for tools. Every message

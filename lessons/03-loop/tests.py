@@ -3,13 +3,14 @@
 Lab1 checks run_agent: the prompt, then model calls and tool results turn by turn, until a reply
 asks for nothing, all of it on the caller's list and all of it sent on every call. Each test's
 docstring is its checklist line on the page, word for word; the tests run in the order they are
-written.
+written. Every message a test fails with is written for the reader: what was expected, what came.
 
     python lab/lab_check.py --harness harness.py --lesson 3 tests.py
 
 The run is consumed with lab.drive, which takes it to its end whatever run_agent returns, so
 later lessons (where run_agent becomes a generator of events) pass these tests too.
 """
+import copy
 import unittest
 
 import harness
@@ -34,7 +35,7 @@ def _writer(request):
 
 
 def _tool(name, runs):
-    """A tool that answers f"{name} {arguments}" and notes each of its calls' ids in `runs`."""
+    """A tool that answers f"{name} {arguments}" and notes its name in `runs` each time it runs."""
     def execute(arguments):
         runs.append(name)
         return f"{name} {sorted(arguments.items())}"
@@ -42,51 +43,96 @@ def _tool(name, runs):
             "parameters": {"type": "object", "properties": {}}, "execute": execute}
 
 
-def _run(model, messages, tools, prompt):
-    lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, prompt))
-
-
 def _shape(messages):
     return lab.shape(list(messages)) or "(nothing)"
 
 
 class Lab1(unittest.TestCase):
+    longMessage = False
+
+    def run_agent(self, model, messages, tools, prompt):
+        """Run the reader's run_agent to its end. An exception from it becomes a plain failure
+        that says what was on the list when it came."""
+        try:
+            lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, prompt))
+        except lab.ScriptExhausted:
+            self.fail(f"run_agent called the model {len(model.calls)} times and was still going; "
+                      f"the script had no more replies. The list held {_shape(messages)}. Stop "
+                      "when a reply asks for no tools, and send the whole list every time: a "
+                      "model sent only part of it asks again for work it has done.")
+        except Exception as error:  # the reader's code raised: say so in a sentence
+            self.fail(f"run_agent raised {type(error).__name__}: {error}. The list held "
+                      f"{_shape(messages)} at that moment.")
+
+    def assert_shape(self, messages, want, what="your list", hint=""):
+        got = _shape(messages)
+        if got != want:
+            self.fail(f"{what} should be {want}; it is {got}. {hint}".rstrip())
 
     def test_answer_ends_the_run(self):
         """A first reply that asks for nothing ends the run: your list holds the prompt and that reply, and the model was called once."""
-        model = lab.ScriptedModel([lab.say("Hello.")])
+        model = lab.ScriptedModel([lab.say("Hello."), lab.say("Hello again.")])
         messages = []
-        _run(model, messages, [], "Hi")
-        self.assertEqual(_shape(messages), "U A")
-        self.assertEqual(messages[0], harness.user_message("Hi"))
-        self.assertEqual(len(model.calls), 1)
+        self.run_agent(model, messages, [], "Hi")
+        self.assert_shape(messages, "U A")
+        if messages[0] != harness.user_message("Hi"):
+            self.fail(f"the first message should be user_message('Hi'); it is {messages[0]!r}")
+        if len(model.calls) != 1:
+            self.fail(f"the model should be called once; it was called {len(model.calls)} times. "
+                      "A reply with no tool calls is the answer: stop there.")
 
     def test_three_rounds_then_an_answer(self):
-        """The three-file job runs to the end in one call of run_agent: a.py, b.py and c.py are on the disk, and the transcript is U A[w1] R(w1) A[w2] R(w2) A[w3] R(w3) A."""
+        """The three-file job runs to the end in one call of run_agent: a.py, b.py and c.py are on the disk, and the transcript is U A[w1] R(w1) A[w2] R(w2) A[w3] R(w3) A, after four model calls."""
         ws = lab.Workspace()
         model = lab.ScriptedModel([_writer] * 6)   # a loop that never ends fails, not hangs
         messages = []
-        _run(model, messages, [harness.make_write_tool(ws)], JOB)
-        self.assertEqual(_shape(messages), "U A[w1] R(w1) A[w2] R(w2) A[w3] R(w3) A",
-                         "the loop should go on until a reply asks for no tools; a loop that "
-                         "stops after one round of tools leaves the job unfinished")
-        self.assertEqual(sorted(path for path in FILES if ws.exists(path)), sorted(FILES))
-        self.assertEqual(len(model.calls), 4)
+        self.run_agent(model, messages, [harness.make_write_tool(ws)], JOB)
+        self.assert_shape(messages, "U A[w1] R(w1) A[w2] R(w2) A[w3] R(w3) A",
+                          hint="Go round until a reply asks for no tools.")
+        missing = [path for path in FILES if not ws.exists(path)]
+        if missing:
+            self.fail(f"{', '.join(missing)} should be on the disk and is not")
+        if len(model.calls) != 4:
+            self.fail(f"the job takes four model calls; run_agent made {len(model.calls)}")
+
+    def test_many_rounds(self):
+        """A model that reads twelve times, one call per reply, gets all twelve results and then answers: the loop has no count of its own."""
+        runs = []
+        steps = [lab.reply(lab.call("echo", {"n": n}, id=f"c{n}")) for n in range(1, 13)]
+        model = lab.ScriptedModel(steps + [lab.say("Twelve.")])
+        messages = []
+        self.run_agent(model, messages, [_tool("echo", runs)], "Count to twelve.")
+        if len(runs) != 12 or len(model.calls) != 13:
+            self.fail(f"twelve calls should run over thirteen model calls; {len(runs)} ran over "
+                      f"{len(model.calls)}. The list is {_shape(messages)}. Go round until a "
+                      "reply asks for nothing, however many turns that takes.")
+        results = [m for m in messages if m.get("role") == "toolResult"]
+        if len(results) != 12:
+            self.fail(f"the list should hold twelve results; it holds {len(results)}: "
+                      f"{_shape(messages)}")
+        if lab.show(messages[-1:]) != 'assistant -> "Twelve."':
+            self.fail("the list should end on the answer 'Twelve.'; it ends "
+                      f"{lab.show(messages[-1:]) or 'with nothing'}")
 
     def test_every_call_sent_everything(self):
-        """Every model call is sent the whole transcript so far, from the prompt on, with the tools' specs: call 3 of the job is sent all five messages before it."""
+        """Every model call is sent the whole transcript so far, from the prompt on, with SYSTEM and the tools' specs: call 3 of the job is sent all five messages before it."""
         ws = lab.Workspace()
         model = lab.ScriptedModel([_writer] * 6)   # a loop that never ends fails, not hangs
         messages = []
         tools = [harness.make_write_tool(ws)]
-        _run(model, messages, tools, JOB)
+        self.run_agent(model, messages, tools, JOB)
         for number, request in enumerate(model.calls, 1):
-            self.assertEqual(request.messages, messages[:2 * number - 1],
-                             f"call {number} should be sent {_shape(messages[:2 * number - 1])}; "
-                             f"it was sent {_shape(request.messages)}. The model keeps nothing: "
-                             "send the whole list, not only what is new")
-            self.assertEqual(request.system, harness.SYSTEM)
-            self.assertEqual(request.tools, harness.tool_specs(tools))
+            want = messages[:2 * number - 1]
+            if request.messages != want:
+                self.fail(f"call {number} should be sent {_shape(want)}; it was sent "
+                          f"{_shape(request.messages)}. The model keeps nothing: send the whole "
+                          "list, not only what is new.")
+            if request.system != harness.SYSTEM:
+                self.fail(f"call {number} was sent the system prompt {request.system!r}; "
+                          "send the one run_agent was given (here SYSTEM)")
+            if request.tools != harness.tool_specs(tools):
+                self.fail(f"call {number} was sent the tools {request.tools!r}; send "
+                          "tool_specs(tools) on every call, not only the first")
 
     def test_results_before_the_next_call(self):
         """Two calls in one reply get two results, in the order asked, both before the model is asked again."""
@@ -94,25 +140,102 @@ class Lab1(unittest.TestCase):
         first, second = lab.call("clock", {}, id="c1"), lab.call("echo", {"n": 1}, id="c2")
         model = lab.ScriptedModel([lab.reply(first, second), lab.say("Done.")])
         messages = []
-        _run(model, messages, [_tool("clock", runs), _tool("echo", runs)], "Go.")
-        self.assertEqual(_shape(messages), "U A[c1,c2] R(c1) R(c2) A")
-        self.assertEqual(runs, ["clock", "echo"])
-        self.assertEqual(_shape(model.calls[1].messages), "U A[c1,c2] R(c1) R(c2)")
+        self.run_agent(model, messages, [_tool("clock", runs), _tool("echo", runs)], "Go.")
+        if runs != ["clock", "echo"]:
+            self.fail(f"the tools should run clock, then echo; they ran {runs or 'not at all'}")
+        self.assert_shape(messages, "U A[c1,c2] R(c1) R(c2) A")
+        if len(model.calls) < 2:
+            self.fail("the model should be asked again once both results are on the list; it "
+                      "was called once")
+        self.assert_shape(model.calls[1].messages, "U A[c1,c2] R(c1) R(c2)",
+                          "what the second model call was sent")
+
+    def test_calls_decide_not_stop_reason(self):
+        """The calls decide, not stop_reason: a reply that holds a call runs it even when its stop_reason says "stop", and a reply with no calls ends the run even when it says "toolUse"."""
+        runs = []
+        mislabelled = {**lab.reply(lab.call("echo", {"n": 1}, id="c1")), "stop_reason": "stop"}
+        empty_ask = {**lab.say("Nothing to run."), "stop_reason": "toolUse"}
+        model = lab.ScriptedModel([mislabelled, empty_ask, lab.say("Spare.")])
+        messages = []
+        self.run_agent(model, messages, [_tool("echo", runs)], "Go.")
+        if runs != ["echo"]:
+            self.fail("a reply that holds a tool call, whatever its stop_reason, is a request: "
+                      f"run it. The list is {_shape(messages)}; the tool ran {len(runs)} times.")
+        self.assert_shape(messages, "U A[c1] R(c1) A",
+                          hint="Decide from tool_calls(reply), not from its stop_reason.")
+
+    def test_text_with_calls_is_not_the_end(self):
+        """A reply with words and a call is not the answer: its call runs and the model is asked again."""
+        runs = []
+        model = lab.ScriptedModel([lab.reply(lab.text("Here is the answer, once I check."),
+                                             lab.call("echo", {"n": 1}, id="c1")),
+                                   lab.say("Checked.")])
+        messages = []
+        self.run_agent(model, messages, [_tool("echo", runs)], "Go.")
+        self.assert_shape(messages, "U A[c1] R(c1) A",
+                          hint="Words are for the reader; the calls decide whether to go on.")
+
+    def test_reply_on_the_list_while_tools_run(self):
+        """While a tool runs, your list already holds the reply that asked for it and the results of the calls before it: c1 sees U A[c1,c2], c2 sees U A[c1,c2] R(c1)."""
+        messages, seen = [], []
+
+        def peek(arguments):
+            seen.append(_shape(messages))
+            return "looked"
+        tool = {"name": "peek", "description": "Look.",
+                "parameters": {"type": "object", "properties": {}}, "execute": peek}
+        model = lab.ScriptedModel([lab.reply(lab.call("peek", {}, id="c1"),
+                                             lab.call("peek", {}, id="c2")),
+                                   lab.say("Done.")])
+        self.run_agent(model, messages, [tool], "Look.")
+        want = ["U A[c1,c2]", "U A[c1,c2] R(c1)"]
+        for name, expected, got in zip(("c1", "c2"), want, seen + ["(it never ran)"] * 2):
+            if got != expected:
+                self.fail(f"while {name} ran, your list should have been {expected}; it was "
+                          f"{got}. Append the reply before running its calls, and each result "
+                          "as soon as it comes.")
 
     def test_the_callers_list(self):
-        """The messages go on the list you passed: what it held before the run stays first, untouched, is sent to the model, and run_agent keeps no list of its own."""
+        """The messages go on the list you passed: what it held before the run stays first, untouched, is sent to the model, and a new list is a new conversation."""
         earlier = [lab.user("My name is Ada."), lab.say("Nice to meet you, Ada.")]
+        copies = copy.deepcopy(earlier)
         messages = list(earlier)
         model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
-        _run(model, messages, [], "What is my name?")
-        self.assertEqual(messages[:2], earlier)
-        self.assertTrue(messages[0] is earlier[0] and messages[1] is earlier[1])
-        self.assertEqual(lab.show(messages[-1:]), 'assistant -> "Your name is Ada."')
+        self.run_agent(model, messages, [], "What is my name?")
+        if len(messages) < 2 or messages[0] is not earlier[0] or messages[1] is not earlier[1]:
+            self.fail("the two messages the list held before the run should still be its first "
+                      f"two, the same objects; the list is now {_shape(messages)}. Append to the "
+                      "caller's list; do not copy or rebuild it.")
+        if earlier != copies:
+            self.fail("the two messages the list held before the run were changed; leave "
+                      "earlier messages exactly as they were")
+        sent = model.calls[0].messages if model.calls else []
+        if list(sent[:2]) != copies:
+            self.fail("the model call should be sent the two earlier messages first; it was "
+                      f"sent {_shape(sent)}")
+        self.assert_shape(messages, "U A U A")
+        if lab.show(messages[-1:]) != 'assistant -> "Your name is Ada."':
+            self.fail("the model should have been sent the earlier messages and answered 'Your "
+                      f"name is Ada.'; it answered {lab.show(messages[-1:])}")
         fresh = []
-        _run(model, fresh, [], "What is my name?")
-        self.assertEqual(lab.show(fresh), 'user -> "What is my name?"\n'
-                                          'assistant -> "I don\'t know your name."',
-                         "a new list is a new conversation: nothing of the last run may leak in")
+        self.run_agent(model, fresh, [], "What is my name?")
+        if lab.show(fresh[-1:]) != 'assistant -> "I don\'t know your name."':
+            self.fail("a new list is a new conversation: nothing of the last run may leak in; "
+                      f"on a fresh list the model was sent {_shape(model.calls[-1].messages)} "
+                      f"and answered {lab.show(fresh[-1:]) or 'nothing'}")
+
+    def test_second_prompt_carries_on(self):
+        """A second run on the same list carries on: its first model call is sent the whole first run, tool calls and results included, then the new prompt."""
+        runs = []
+        model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
+                                   lab.say("One."), lab.say("Still one.")])
+        messages = []
+        self.run_agent(model, messages, [_tool("echo", runs)], "Count.")
+        self.run_agent(model, messages, [_tool("echo", runs)], "And now?")
+        if len(model.calls) != 3:
+            self.fail(f"two runs should make three model calls; they made {len(model.calls)}")
+        self.assert_shape(model.calls[2].messages, "U A[c1] R(c1) A U",
+                          "what the second run's model call was sent")
 
     def test_valid_transcript(self):
         """At the end of a run with calls, lab.validate finds nothing wrong with your list: every call is answered by its result, right after it."""
@@ -121,9 +244,12 @@ class Lab1(unittest.TestCase):
         model = lab.ScriptedModel([lab.reply(calls[0]), lab.reply(lab.text("Two more."),
                                    calls[1], calls[2]), lab.say("Done.")])
         messages = []
-        _run(model, messages, [_tool("echo", runs)], "Count to three.")
-        self.assertEqual(lab.validate(messages), [])
-        self.assertEqual(_shape(messages), "U A[c1] R(c1) A[c2,c3] R(c2) R(c3) A")
+        self.run_agent(model, messages, [_tool("echo", runs)], "Count to three.")
+        problems = lab.validate(messages)
+        if problems:
+            self.fail(f"lab.validate finds {len(problems)} problem(s) in {_shape(messages)}; "
+                      f"the first: {problems[0]}")
+        self.assert_shape(messages, "U A[c1] R(c1) A[c2,c3] R(c2) R(c3) A")
 
 
 if __name__ == "__main__":
