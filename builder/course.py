@@ -84,6 +84,20 @@ class Course:
     def page(self, page_id: str) -> Page | None:
         return next((p for p in self.pages if p.id == page_id), None)
 
+    def harness_lesson(self, page: Page) -> int | None:
+        """The lesson whose reference harness the page's cells import in the browser: a numbered
+        page's own; for a checkpoint or a side quest, the lesson of the last lab before it (its
+        cells run on that lab's solution). None when no lab comes before it."""
+        if page.id.isdigit():
+            return int(page.id)
+        last = None
+        for other in self.pages:
+            if other is page:
+                return last
+            if other.points:
+                last = int(other.id)
+        return None
+
     @property
     def written(self) -> list[Page]:
         return [p for p in self.pages if p.written]

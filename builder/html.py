@@ -129,7 +129,7 @@ def _cell(token: Token, page: PageContext) -> str:
     cell = page.cells[token.meta["cell"]]
     output = page.outputs.get(cell.id, "")
     return page.templates.get_template("parts/cell.html").render(
-        cell=cell, lesson=page.page.number, output=output,
+        cell=cell, lesson=page.course.harness_lesson(page.page), output=output,
         code=Markup(highlight(cell.source, "python")),
         data=Markup(script_json({"source": cell.source, "output": output})))
 

@@ -131,6 +131,10 @@ class Labs:
         for page in pages:
             if page.id.isdigit():          # every numbered page: its cells import this harness
                 files[f"py/reference/{tests_name(page)}"] = self.reference(page).encode("utf-8")
+            elif (lesson := self.course.harness_lesson(page)) is not None:
+                # a checkpoint's cells run on the last lab's solution, under that lesson's number
+                files.setdefault(f"py/reference/lesson{lesson:02d}.py",
+                                 self.reference(page).encode("utf-8"))
             if page.labs:
                 files[f"py/tests/{tests_name(page)}"] = self.tests_file(page)
         listing = sorted(name.removeprefix("py/") for name in files)
