@@ -53,7 +53,7 @@ def test_a_flood_of_output_is_capped_with_a_line_saying_so(page, fixture_url):
 
 
 def test_every_cell_of_every_page_prints_the_same_after_a_plain_boot(profiles, site_dir, tmp_path):
-    """test_pages.py runs every cell after the usual boot, from the snapshot; here the site has no
+    """test_every_page.py runs every cell after the usual boot, from the snapshot; here the site has no
     snapshot, so Python boots the ordinary way, says so, and every cell prints what the build
     recorded: both boots print the same."""
     plain = tmp_path / "site"
