@@ -47,8 +47,12 @@ def editor_text(page, selector: str) -> str:
 
 
 def rewrite_cell(page, cell_id: str, source: str) -> None:
-    """Give an editable cell new code, as a reader would, before running it."""
-    type_into_editor(page, f"#cell-{cell_id}", source)
+    """Give an editable cell new code before running it (through the editor's own API, so a
+    busy machine cannot lose keystrokes), and make sure the editor holds it."""
+    selector = f"#cell-{cell_id}"
+    wait_editor(page, selector)
+    page.eval_on_selector(f"{selector} .code-editor", "(node, text) => node.bookEditor.setText(text)", source)
+    assert editor_text(page, selector) == source, f"cell {cell_id}: the editor did not take the new code"
 
 
 def type_into_editor(page, selector: str, text: str) -> None:
