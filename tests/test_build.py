@@ -625,10 +625,8 @@ def test_a_wrong_design_naming_a_test_that_does_not_exist_stops_at_its_entry(boo
 
 
 def test_a_wrong_design_without_its_why_stops_at_its_entry(book, tmp_path):
-    change(book, "why: Shouting is capitals", "why: TODO\n  x: Shouting is capitals",
-           rel="lessons/01-hello/wrong.yaml")
-    change(book, "  x: Shouting is capitals and an exclamation mark; this returns the text as it came.\n", "",
-           rel="lessons/01-hello/wrong.yaml")
+    change(book, "why: Shouting is capitals and an exclamation mark; this returns the text as it came.",
+           "why: TODO", rel="lessons/01-hello/wrong.yaml")
     line = line_of(book, "- name: whisper", rel="lessons/01-hello/wrong.yaml")
     assert fails(book, tmp_path).startswith(f"lessons/01-hello/wrong.yaml:{line}: wrong design "
                                             f"'whisper': why: says nothing yet")
