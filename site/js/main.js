@@ -1,4 +1,5 @@
 // The page's entry point: one import and one init per module, nothing else.
+import * as theme from "./theme.js";
 import * as python from "./python.js";
 import * as storage from "./storage.js";
 import * as checks from "./checks.js";
@@ -8,7 +9,8 @@ import * as answers from "./answers.js";
 import * as progress from "./progress.js";
 import * as offline from "./offline.js";
 
-// First: Pyodide boots while the rest of the page is set up; a page with no code (the course
+theme.init(); // the header's theme toggle (the theme itself is set before the first paint)
+// Then: Pyodide boots while the rest of the page is set up; a page with no code (the course
 // map) starts no Python at all.
 if (document.querySelector(".cell, .lab")) python.init();
 await storage.init(); // the saved work, read before the parts that restore it
