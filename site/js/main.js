@@ -8,6 +8,8 @@ import * as labs from "./labs.js";
 import * as answers from "./answers.js";
 import * as progress from "./progress.js";
 import * as offline from "./offline.js";
+import * as copy from "./copy.js";
+import * as print from "./print.js";
 
 theme.init(); // the header's theme toggle (the theme itself is set before the first paint)
 // Then: Pyodide boots while the rest of the page is set up; a page with no code (the course
@@ -17,6 +19,8 @@ await storage.init(); // the saved work, read before the parts that restore it
 checks.init();
 cells.init();
 labs.init();
+copy.init(); // after cells and labs: the Copy buttons join their bars
+print.init();
 answers.init(); // after checks.init(): it restores answers by replaying them
 progress.init();
 offline.init(); // the service worker: the whole book saved for offline study
