@@ -10,6 +10,7 @@ import * as progress from "./progress.js";
 import * as offline from "./offline.js";
 import * as copy from "./copy.js";
 import * as print from "./print.js";
+import * as contents from "./contents.js";
 
 theme.init(); // the header's theme toggle (the theme itself is set before the first paint)
 // Then: Pyodide boots while the rest of the page is set up; a page with no code (the course
@@ -21,6 +22,7 @@ cells.init();
 labs.init();
 copy.init(); // after cells and labs: the Copy buttons join their bars
 print.init();
+contents.init(); // the contents rail and the headings' permalinks
 answers.init(); // after checks.init(): it restores answers by replaying them
 progress.init();
 offline.init(); // the service worker: the whole book saved for offline study

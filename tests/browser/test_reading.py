@@ -230,3 +230,55 @@ def test_escape_then_tab_leaves_every_editor(page, base_url, path):
     page.keyboard.type("x")
     page.keyboard.press("Tab")
     assert page.evaluate(inside)
+
+
+# -- finding one's way: the contents rail, permalinks, the lab's verdict first ---------------------
+
+def test_the_contents_rail_and_permalinks(page, base_url):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(base_url + "lesson-11.html")
+    rail = page.locator("nav.contents")
+    rail.wait_for()
+    sections = page.locator("article.lesson h2:not(.lab-title)").count()
+    checks, labs = page.locator("section.check").count(), page.locator("section.lab").count()
+    assert page.locator(".contents-section").count() == sections
+    assert page.locator(".contents-check").count() == checks
+    assert page.locator(".contents-lab").count() == labs
+    for heading in page.locator("article.lesson h2").all():
+        link = heading.locator(".permalink")
+        assert link.is_visible() and link.get_attribute("href") == "#" + heading.get_attribute("id")
+    # Sticky: far down the page the rail is still in view, and says where the reader is.
+    page.locator("section.lab").last.scroll_into_view_if_needed()
+    box = rail.bounding_box()
+    assert box and box["y"] >= 0 and box["y"] < 900 and rail.is_visible()
+    current = page.locator(".contents a[aria-current=location]")
+    assert current.count() == 1
+    # Done: a check answered right is ticked.
+    first = page.locator("section.check").first
+    first.locator(".check-option[data-right] .option-button").click()
+    page.wait_for_function("document.querySelector('.contents-check').classList.contains('is-done')")
+    # A click goes there.
+    page.locator(".contents-lab a").first.click()
+    page.wait_for_function("location.hash.startsWith('#lab-')")
+    # On a phone the rail is folded at the top and nothing scrolls sideways.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    rail.wait_for()
+    assert page.locator(".contents-fold").get_attribute("open") is None
+    assert page.locator(".contents-list").is_hidden()
+    page.locator(".contents-fold > summary").click()
+    assert page.locator(".contents-list").is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_the_lab_verdict_comes_before_its_tests(page, base_url):
+    from fixture_site import wait_ready
+    page.goto(base_url + "lesson-01.html")
+    wait_ready(page)
+    lab = page.locator("section.lab").first
+    lab.locator(".lab-run").click()
+    page.wait_for_function("['pass', 'fail'].includes(document.querySelector('section.lab').dataset.state)",
+                           timeout=120_000)
+    summary = lab.locator(".lab-summary").bounding_box()
+    first_test = lab.locator(".lab-tests li").first.bounding_box()
+    assert summary["y"] < first_test["y"], "the verdict is above the tests"
