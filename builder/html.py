@@ -20,15 +20,43 @@ from pygments import highlight as _pygments
 from pygments.filter import Filter
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_by_name
-from pygments.styles import get_style_by_name
-from pygments.token import Text, Whitespace
+from pygments.style import Style
+from pygments.token import (Comment, Keyword, Name, Number, Operator, String, Text,
+                            Whitespace)
 from pygments.util import ClassNotFound
 
 from . import directives, markup
 from .course import Course, Page
 
 CSS_CLASS = "hl"                    # the Pygments stylesheet is scoped to .hl
-STYLE = "friendly"                  # the one Pygments style of the book
+
+
+class BookStyle(Style):
+    """The book's one syntax theme. Its colours are CSS variables (`--tok-*`, set in book.css for
+    the light and the dark theme), and the editors' HighlightStyle (site/editor/editor.js) colours
+    the same kinds of token with the same variables, so code looks the same read-only and in an
+    editor, in either theme. Only kinds that both Pygments and CodeMirror's Python grammar tell
+    apart get a colour: keywords, strings and their escapes, comments, numbers, True/False/None,
+    and the name a `def` or `class` defines. Everything else (names, builtins, operators,
+    punctuation) is drawn as plain text."""
+
+    background_color = "var(--code-bg)"
+    highlight_color = "var(--accent-soft)"
+    styles = {
+        Keyword: "var(--tok-keyword)",
+        Keyword.Constant: "var(--tok-constant)",
+        Operator.Word: "var(--tok-keyword)",
+        String: "var(--tok-string)",
+        String.Escape: "var(--tok-escape)",
+        Comment: "italic var(--tok-comment)",
+        Number: "var(--tok-number)",
+        Name.Function: "var(--tok-def)",
+        Name.Class: "var(--tok-def)",
+        Name.Tag: "var(--tok-def)",            # JSON keys
+    }
+
+
+STYLE = BookStyle                   # the one Pygments style of the book
 
 
 def highlight(code: str, language: str) -> str:
@@ -44,7 +72,7 @@ def highlight(code: str, language: str) -> str:
 @functools.lru_cache(maxsize=None)
 def drawn_plain(ttype) -> bool:
     """Whether the book's style draws tokens of `ttype` like plain text: no colour, no weight."""
-    look = get_style_by_name(STYLE).style_for_token(ttype)
+    look = STYLE.style_for_token(ttype)
     return ttype in Whitespace or not any(
         look[key] for key in ("color", "bold", "italic", "underline", "bgcolor", "border"))
 
@@ -121,7 +149,7 @@ def _fence(self, tokens, idx, options, env) -> str:
     if markup.is_cell(token):
         return _cell(token, env["page"])
     language = token.info.split()[0] if token.info.strip() else "text"
-    return (f'<pre class="code {CSS_CLASS}" data-language="{escape(language)}">'
+    return (f'<pre class="code {CSS_CLASS}" data-language="{escape(language)}" tabindex="0">'
             f'{highlight(token.content, language)}</pre>\n')
 
 

@@ -67,6 +67,7 @@ class Cell {
     if (!outputPre) {
       outputPre = document.createElement("pre");
       outputPre.className = "cell-output";
+      outputPre.tabIndex = 0;
       element.append(outputPre);
     }
     outputPre.setAttribute("aria-live", "polite");

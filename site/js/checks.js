@@ -17,7 +17,10 @@ function setupCheck(check) {
   check.setAttribute("data-live", "");
   const question = check.querySelector(".check-question");
   const list = check.querySelector(".check-options");
+  // The options are a group of toggle buttons named by the question; the list items step aside
+  // (role="none"), since a list item must sit in a list.
   list.setAttribute("role", "group");
+  list.querySelectorAll(":scope > li").forEach((item) => item.setAttribute("role", "none"));
   if (question && question.id) list.setAttribute("aria-labelledby", question.id);
   const explain = check.querySelector(".check-explain");
   if (explain) explain.hidden = true;

@@ -12,12 +12,21 @@ export function loadEditor() {
  * Put an editor in place of `placeholder` (a <pre> showing the code) holding `text`.
  * Returns the editor: {getText, setText, focus, destroy}.
  */
+let helpCount = 0;
+
 export async function mountEditor(placeholder, text, options) {
   const { createEditor } = await loadEditor();
   const holder = document.createElement("div");
   holder.className = "code-editor";
+  // How to leave the editor with the keyboard: read out with the editor (aria-describedby),
+  // shown under it while it has focus.
+  const help = document.createElement("p");
+  help.className = "editor-help";
+  help.id = `editor-help-${++helpCount}`;
+  help.textContent = "Tab indents. To leave the editor: Escape, then Tab. Shift+Enter runs.";
   placeholder.replaceWith(holder);
-  const editor = createEditor(holder, text, options);
+  holder.after(help);
+  const editor = createEditor(holder, text, { ...options, describedBy: help.id });
   holder.bookEditor = editor; // for the browser tests and the benchmark: getText(), setText()
   return editor;
 }

@@ -43,7 +43,9 @@ class Lab {
     this.report = document.createElement("div");
     this.report.className = "lab-report";
     this.report.setAttribute("aria-live", "polite");
-    (this.list || bar).after(this.report);
+    // The verdict comes first, above the tests it sums up.
+    if (this.list) this.list.before(this.report);
+    else bar.after(this.report);
     const open = () => this.openEditor().then(() => this.editor && this.editor.focus());
     this.code.tabIndex = 0;
     this.code.addEventListener("pointerdown", open, { once: true });

@@ -1,4 +1,5 @@
 // The page's entry point: one import and one init per module, nothing else.
+import * as theme from "./theme.js";
 import * as python from "./python.js";
 import * as storage from "./storage.js";
 import * as checks from "./checks.js";
@@ -7,14 +8,21 @@ import * as labs from "./labs.js";
 import * as answers from "./answers.js";
 import * as progress from "./progress.js";
 import * as offline from "./offline.js";
+import * as copy from "./copy.js";
+import * as print from "./print.js";
+import * as contents from "./contents.js";
 
-// First: Pyodide boots while the rest of the page is set up; a page with no code (the course
+theme.init(); // the header's theme toggle (the theme itself is set before the first paint)
+// Then: Pyodide boots while the rest of the page is set up; a page with no code (the course
 // map) starts no Python at all.
 if (document.querySelector(".cell, .lab")) python.init();
 await storage.init(); // the saved work, read before the parts that restore it
 checks.init();
 cells.init();
 labs.init();
+copy.init(); // after cells and labs: the Copy buttons join their bars
+print.init();
+contents.init(); // the contents rail and the headings' permalinks
 answers.init(); // after checks.init(): it restores answers by replaying them
 progress.init();
 offline.init(); // the service worker: the whole book saved for offline study

@@ -1,0 +1,72 @@
+"""axe-core (node_modules/axe-core, a dev dependency) on every written page of the book and the
+course map, in the light and the dark theme, after a reader answered a check, ran a cell and ran
+a lab's tests (so the verdicts, outputs and test messages are audited too): 0 violations.
+
+A violation is reported with its rule, its impact and the first few elements it names, so a
+failure says what to fix."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import ROOT
+from fixture_site import wait_ready
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def written_paths() -> list[str]:
+    from builder import course as course_stage
+    from builder.project import Project
+    course = course_stage.load(Project.book())
+    return ["index.html"] + [page.path for page in course.written]
+
+
+PATHS = written_paths()
+
+
+def audit(page) -> list[dict]:
+    """Run axe on the page as it stands; its violations, each with a few of its elements."""
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("""async () => {
+        const r = await axe.run(document, {resultTypes: ["violations"]});
+        return r.violations.map(v => ({id: v.id, impact: v.impact, count: v.nodes.length,
+            nodes: v.nodes.slice(0, 3).map(n => [n.target.join(" "), n.failureSummary.slice(0, 200)])}));
+    }""")
+    return result
+
+
+def do_things(page) -> None:
+    """What a reader does first: answer a check, run a cell, run a lab's tests."""
+    check = page.locator("section.check").first
+    if check.count():
+        check.locator(".check-option:not([data-right]) .option-button").first.click()
+        check.locator(".check-option[data-right] .option-button").click()
+    if page.locator(".cell[data-cell], .lab").count():
+        wait_ready(page)
+    cell = page.locator(".cell[data-cell]").first
+    if cell.count():
+        cell.locator(".cell-run").click()
+        page.wait_for_function(
+            "['done', 'error', 'stopped', 'failed'].includes(document.querySelector('.cell[data-cell]').dataset.state)",
+            timeout=60_000)
+    lab = page.locator("section.lab").first
+    if lab.count():
+        lab.locator(".lab-run").click()
+        page.wait_for_function(
+            "['pass', 'fail', 'failed'].includes(document.querySelector('section.lab').dataset.state)",
+            timeout=120_000)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("path", PATHS)
+def test_axe_finds_no_violation(page, base_url, path, theme):
+    page.emulate_media(color_scheme=theme)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(base_url + path)
+    page.wait_for_load_state("load")
+    do_things(page)
+    violations = audit(page)
+    assert page.evaluate("document.documentElement.dataset.theme || matchMedia('(prefers-color-scheme: dark)').matches && 'dark' || 'light'") == theme
+    assert violations == [], json.dumps(violations, indent=1)
