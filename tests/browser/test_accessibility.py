@@ -11,7 +11,8 @@ import json
 import pytest
 
 from conftest import ROOT
-from fixture_site import wait_ready
+from fixture_site import run_cell, wait_ready
+from test_labs import run_tests
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -47,16 +48,10 @@ def do_things(page) -> None:
         wait_ready(page)
     cell = page.locator(".cell[data-cell]").first
     if cell.count():
-        cell.locator(".cell-run").click()
-        page.wait_for_function(
-            "['done', 'error', 'stopped', 'failed'].includes(document.querySelector('.cell[data-cell]').dataset.state)",
-            timeout=60_000)
+        run_cell(page, cell.get_attribute("data-cell"), timeout=60_000)
     lab = page.locator("section.lab").first
     if lab.count():
-        lab.locator(".lab-run").click()
-        page.wait_for_function(
-            "['pass', 'fail', 'failed'].includes(document.querySelector('section.lab').dataset.state)",
-            timeout=120_000)
+        run_tests(page, lab.get_attribute("id"))
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
