@@ -57,12 +57,20 @@ def cells_declare_their_output(source: Source) -> Iterator[Problem]:
                               f"the build proves it")
 
 
-def figures_have_title_and_desc(source: Source, room) -> Iterator[Problem]:
+DARK = "prefers-color-scheme: dark"
+
+
+def figures_have_title_desc_and_dark_colours(source: Source, room) -> Iterator[Problem]:
+    """A figure is read by screen readers (its <title> and <desc>) and drawn in both themes: the
+    toggle reaches an SVG in an <img> only through prefers-color-scheme (book.css)."""
     for figure in source.model.figures:
         svg = (room / figure.src).read_text(encoding="utf-8")
         for tag in ("title", "desc"):
             if f"<{tag}" not in svg:
                 yield figure.line, f"{figure.src} has no <{tag}> (for readers who cannot see it)"
+        if DARK not in svg.replace("  ", " "):
+            yield figure.line, (f"{figure.src} has no dark colours: add `@media ({DARK}) {{ ... }}` "
+                                f"to its <style>, so the dark theme does not draw it dark on dark")
 
 
 RULES: list[Callable] = [checks_have_three_explained_options, prompts_have_an_answer_and_hints,
@@ -72,7 +80,7 @@ RULES: list[Callable] = [checks_have_three_explained_options, prompts_have_an_an
 def check(source: Source, room, labs_without_wrong_designs: list[int]) -> None:
     """Stop the build at the first problem of `source`."""
     problems = [p for rule in RULES for p in rule(source)]
-    problems += list(figures_have_title_and_desc(source, room))
+    problems += list(figures_have_title_desc_and_dark_colours(source, room))
     for number in labs_without_wrong_designs:
         lab = next(l for l in source.model.labs if l.number == number)
         problems.append((lab.line, f"lab {number} has no wrong design: add one to wrong.yaml "

@@ -610,6 +610,13 @@ def test_a_figure_without_title_stops_at_its_line(book, tmp_path):
                                      f"has no <title> (for readers who cannot see it)")
 
 
+def test_a_figure_without_dark_colours_stops_at_its_line(book, tmp_path):
+    svg = book / "lessons/01-hello/figures/01-1-hello.svg"
+    svg.write_text(svg.read_text().replace("prefers-color-scheme: dark", "min-width: 10px"))
+    assert fails(book, tmp_path).startswith(f"{LESSON}:{line_of(book, '::: figure')}: figures/01-1-hello.svg "
+                                            f"has no dark colours")
+
+
 def test_a_lab_without_a_wrong_design_stops_at_the_lab(book, tmp_path):
     wrong_file = book / "lessons/01-hello/wrong.yaml"
     wrong_file.write_text(wrong_file.read_text().split("- name: whisper")[0])
