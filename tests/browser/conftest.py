@@ -121,6 +121,9 @@ def page(profiles):
     page = context.pages[0] if context.pages else context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # The page's and the worker's warnings, printed: pytest shows them when the test fails.
+    page.on("console", lambda message: message.type in ("warning", "error")
+            and print(f"console {message.type}: {message.text}"))
     yield page
     assert errors == [], f"JavaScript errors on the page: {errors}"
 

@@ -23,12 +23,51 @@ def wait_ready(page, timeout: int = READY_MS) -> None:
                            timeout=timeout)
 
 
+STARTED_MS = 15_000     # a click on Run sets the cell's state at once; this is for a busy machine
+EDITORS = """() => [...document.querySelectorAll('.cell[data-editable], section.lab[data-lab]')]
+    .every(part => part.querySelector('.cm-content'))"""
+
+
+def wait_settled(page, timeout: int = READY_MS) -> None:
+    """Wait until every editor on the page is mounted. They arrive together once Python is ready,
+    and each one changes the height of what it replaces: a click aimed while they land can hit
+    the wrong place on a busy machine."""
+    page.wait_for_function(EDITORS, timeout=timeout)
+
+
 def run_cell(page, cell_id: str, timeout: int = 60_000) -> str:
-    """Click the cell's Run button, wait for it to finish, and return its output text."""
+    """Click the cell's Run button, wait for it to finish, and return its output text. A cell
+    that does not finish in time fails with what the page shows: the cell's state and output,
+    and Python's status."""
     element_id = f"cell-{cell_id}"
+    wait_settled(page)
     page.locator(f"#{element_id} .cell-run").click()
-    page.wait_for_function(FINISHED % element_id, timeout=timeout)
+    try:
+        page.wait_for_function(f"document.getElementById({element_id!r}).dataset.state !== undefined",
+                               timeout=STARTED_MS)
+    except Exception as error:
+        raise AssertionError(f"cell {cell_id}: the click on Run did not start it: "
+                             f"{describe_cell(page, element_id)}") from error
+    try:
+        page.wait_for_function(FINISHED % element_id, timeout=timeout)
+    except Exception as error:  # Playwright's TimeoutError, or a page that went away
+        raise AssertionError(f"cell {cell_id} did not finish in {timeout // 1000} s: "
+                             f"{describe_cell(page, element_id)}") from error
     return page.locator(f"#{element_id} .cell-output").text_content()
+
+
+def describe_cell(page, element_id: str) -> str:
+    """A cell's state, its state label, the end of its output, and Python's status, in a line."""
+    seen = page.evaluate("""(id) => {
+        const cell = document.getElementById(id);
+        const status = document.getElementById('python-status');
+        return {state: cell.dataset.state ?? '(never ran)',
+                label: cell.querySelector('.cell-state')?.textContent ?? '',
+                output: (cell.querySelector('.cell-output')?.textContent ?? '').slice(-300),
+                python: status ? `${status.dataset.state}: ${status.textContent.trim()}` : '(no status)'};
+    }""", element_id)
+    return (f"state {seen['state']!r} ({seen['label']!r}); Python {seen['python']!r}; "
+            f"output ends {seen['output']!r}")
 
 
 def recorded(page, cell_id: str) -> str:
@@ -90,3 +129,4 @@ def serving(root: Path, isolated: bool = True) -> Iterator[str]:
         server.server_close()
 
 OUTPUT_NOTE = "[Output stopped at 200,000 characters: the rest is not shown.]"
+
