@@ -9,6 +9,7 @@
   the ratio to the floor, per round, and min / median / max;
 - click -> first output of the page's first cell right after ready, and of `print(1)` later;
 - lesson 11's lab tests in the page (labs 1 and 2 on their solutions);
+- search: the index's size, its first load in the page, and the time of a query;
 - bytes the page loads before Python is ready (HTML, CSS, JS), without Pyodide, the snapshot, the
   editor bundle and the worker's Python files (those are listed apart).
 
@@ -154,6 +155,42 @@ def lab_suite(browser, url: str) -> dict:
     return times
 
 
+SEARCHES = ["torn write", "run_tool", "SessionLog", "steer follow_up", "is_error", "truncate_tail",
+            "power cut replay", "context_for_model", "max_turns", "the model answers"]
+
+SEARCH_TIMES = """async (queries) => {
+    const module = await import('./assets/js/search.js');
+    let started = performance.now();
+    const engine = await module.load();
+    const load = performance.now() - started;
+    const times = [];
+    for (let round = 0; round < 20; round++) {
+        for (const text of queries) {
+            started = performance.now();
+            module.query(engine, text);
+            times.push(performance.now() - started);
+        }
+    }
+    times.sort((a, b) => a - b);
+    return {load, median: times[Math.floor(times.length / 2)], max: times[times.length - 1],
+            documents: engine.documentCount};
+}"""
+
+
+def search_figures(browser, url: str, site: Path) -> dict:
+    """The search index: its size on disk and gzipped, its first load in the page (the library
+    and the index fetched, the index read), and the time of one query, over ten queries x 20."""
+    import gzip
+
+    index = (site / "search" / "index.json").read_bytes()
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    page.goto(url + "lesson-01.html")
+    figures = page.evaluate(SEARCH_TIMES, SEARCHES)
+    context.close()
+    return {"bytes": len(index), "gzipped": len(gzip.compress(index)), **figures}
+
+
 def spread(values: list[float], unit: str = "ms", digits: int = 0) -> str:
     """min / median / max, as the note reports them."""
     return (f"{min(values):.{digits}f} / {statistics.median(values):.{digits}f} / "
@@ -227,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with sync_playwright() as playwright:
                 floors, books, labs = cold_rounds(playwright, url, args.runs)
+                browser = playwright.chromium.launch(executable_path=find_browser(), args=FLAGS)
+                found = search_figures(browser, url, args.site)
+                browser.close()
                 warm = warm_rounds(playwright, url, args.runs, Path(folder) / "profile")
         finally:
             server.shutdown()
@@ -238,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    cold, in the worker: {key:<16} {value:8.0f} ms")
     for number, (ms, state, tests) in labs.items():
         print(f"lab 11.{number}: {tests} tests on the solution      {ms:8.0f} ms   ({state})")
+    print(f"search index: {found['documents']} places, {found['bytes'] / 1024:.0f} KB "
+          f"({found['gzipped'] / 1024:.0f} KB gzipped); first search loads it in {found['load']:.0f} ms; "
+          f"a query {found['median']:.2f} ms median, {found['max']:.2f} ms max")
     before, apart = books[0]["before"], books[0]["apart"]
     print(f"bytes before Python (HTML, CSS, JS)       {sum(before.values()) / 1024:8.1f} KB   (aim: under 150)")
     for path, size in sorted(before.items(), key=lambda item: -item[1]):

@@ -1,4 +1,4 @@
-"""The browser side's build step: Pyodide copied in, the editor bundled.
+"""The browser side's build step: Pyodide copied in, the editor and the search library bundled.
 
 Pyodide comes from the npm package `pyodide` (pinned in package.json) and is served from the
 book's own folder, `_site/pyodide/`, so the book works offline and no request leaves the reader's
@@ -21,6 +21,9 @@ PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_s
 
 EDITOR_ENTRY = ROOT / "site" / "editor" / "editor.js"
 EDITOR_BUNDLE = Path("assets") / "js" / "editor.bundle.js"
+# MiniSearch, for the search box: loaded the first time a reader searches (site/js/search.js).
+SEARCH_ENTRY = Path("minisearch") / "dist" / "es" / "index.js"
+SEARCH_BUNDLE = Path("assets") / "js" / "minisearch.bundle.js"
 
 
 class AssetError(Exception):
@@ -44,25 +47,39 @@ def copy_pyodide(out: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
     return written
 
 
-def bundle_editor(out: Path, node_modules: Path = NODE_MODULES) -> Path:
-    """Bundle the CodeMirror entry with esbuild into `out/assets/js/editor.bundle.js`."""
+def bundle(entry: Path, out: Path, target: Path, node_modules: Path = NODE_MODULES) -> Path:
+    """Bundle the ES module `entry` with esbuild, minified, into `out/target`."""
     esbuild = node_modules / ".bin" / "esbuild"
     if not esbuild.exists():
         raise AssetError(f"{esbuild}: not found; run `npm ci` (or `make setup`)")
-    bundle = out / EDITOR_BUNDLE
-    bundle.parent.mkdir(parents=True, exist_ok=True)
-    command = [str(esbuild), str(EDITOR_ENTRY), "--bundle", "--format=esm", "--minify",
-               "--log-level=warning", f"--outfile={bundle}"]
+    if not entry.exists():
+        raise AssetError(f"{entry}: not found; run `npm ci` (or `make setup`)")
+    bundled = out / target
+    bundled.parent.mkdir(parents=True, exist_ok=True)
+    command = [str(esbuild), str(entry), "--bundle", "--format=esm", "--minify",
+               "--log-level=warning", f"--outfile={bundled}"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
-        raise AssetError(f"{EDITOR_ENTRY.relative_to(ROOT)}: esbuild failed:\n{done.stderr.strip()}")
-    return bundle
+        shown = entry.relative_to(ROOT) if entry.is_relative_to(ROOT) else entry
+        raise AssetError(f"{shown}: esbuild failed:\n{done.stderr.strip()}")
+    return bundled
+
+
+def bundle_editor(out: Path, node_modules: Path = NODE_MODULES) -> Path:
+    """Bundle the CodeMirror entry into `out/assets/js/editor.bundle.js`."""
+    return bundle(EDITOR_ENTRY, out, EDITOR_BUNDLE, node_modules)
+
+
+def bundle_search(out: Path, node_modules: Path = NODE_MODULES) -> Path:
+    """Bundle MiniSearch into `out/assets/js/minisearch.bundle.js`."""
+    return bundle(node_modules / SEARCH_ENTRY, out, SEARCH_BUNDLE, node_modules)
 
 
 def build(out: Path) -> None:
     """Everything the page's Python and editor need in the built site `out`."""
     copy_pyodide(out)
     bundle_editor(out)
+    bundle_search(out)
 
 
 def _same(a: Path, b: Path) -> bool:

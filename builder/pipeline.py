@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, course as course_stage, html, offline, rules, source as source_stage, tau, wrong
+from . import cells, course as course_stage, html, offline, rules, search, source as source_stage, tau, wrong
 from .labs import Labs
 from .project import Project
 from .render import Renderer
@@ -65,6 +65,12 @@ def _manifest_entry(page, source=None, views=None) -> dict:
             "labs": [{"number": v.number, "title": v.title, "point": v.point,
                       "tests": [{"id": i, "sentence": s} for i, s in v.tests]}
                      for v in (views or {}).values()]}
+
+
+def _search_label(page) -> str:
+    """How a search result names its page: "Lesson 11 · The power cut"."""
+    name = f"Lesson {page.id}" if page.kind == "lesson" else page.label
+    return name if page.kind == "welcome" else f"{name} · {page.title}"
 
 
 def _cells_key(parsed, reference: str) -> str:
@@ -149,6 +155,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
         report.cells += len(parsed.cells)
         report.labs += len(views)
     files.update(labs.py(written))
+    documents = search.documents([(page.path, _search_label(page), files[page.path]) for page in written])
     files["index.html"] = renderer.index()
     files["404.html"] = renderer.missing()
     files.update(_static(project))
@@ -163,6 +170,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
             from . import assets as browser_assets, snapshot
             browser_assets.build(folder)
             snapshot.build(folder)      # after Pyodide and py/ are in place: made from them
+            search.build(folder, documents)
         offline.write_precache(folder)  # last: it lists every file the build wrote
 
     report.files = write_site(out, files, finish=finish)

@@ -130,3 +130,21 @@ def serving(root: Path, isolated: bool = True) -> Iterator[str]:
 
 OUTPUT_NOTE = "[Output stopped at 200,000 characters: the rest is not shown.]"
 
+
+RESULTS = ".search-list .search-result"
+
+
+def search(page, text: str) -> list[dict]:
+    """Type `text` into the header's search box the way a reader does ("/" first) and return
+    the results drawn: [{where, kind, snippet, href}]."""
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "search-input", "/ focuses the search box"
+    page.keyboard.type(text)
+    page.wait_for_function("(text) => document.querySelector('.search-status').textContent !== ''"
+                           " && document.querySelector('.search-input').value === text", arg=text)
+    page.wait_for_timeout(150)   # the search runs 60 ms after the last key
+    return page.eval_on_selector_all(RESULTS, """links => links.map(a => ({
+        where: a.querySelector('.search-where').textContent,
+        kind: a.querySelector('.search-kind').textContent,
+        snippet: a.querySelector('.search-snippet').textContent,
+        href: a.getAttribute('href')}))""")

@@ -1,6 +1,7 @@
 """axe-core (node_modules/axe-core, a dev dependency) on every written page of the book and the
 course map, in the light and the dark theme, after a reader answered a check, ran a cell and ran
-a lab's tests (so the verdicts, outputs and test messages are audited too): 0 violations.
+a lab's tests (so the verdicts, outputs and test messages are audited too): 0 violations. The
+search box is audited with its results open, in both themes and on a phone.
 
 A violation is reported with its rule, its impact and the first few elements it names, so a
 failure says what to fix."""
@@ -11,7 +12,7 @@ import json
 import pytest
 
 from conftest import ROOT
-from fixture_site import run_cell, wait_ready
+from fixture_site import run_cell, search, wait_ready
 from test_labs import run_tests
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -64,4 +65,16 @@ def test_axe_finds_no_violation(page, base_url, path, theme):
     do_things(page)
     violations = audit(page)
     assert page.evaluate("document.documentElement.dataset.theme || matchMedia('(prefers-color-scheme: dark)').matches && 'dark' || 'light'") == theme
+    assert violations == [], json.dumps(violations, indent=1)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_axe_finds_no_violation_with_search_results_open(page, base_url, theme, width):
+    page.emulate_media(color_scheme=theme)
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(base_url + "lesson-04.html")
+    assert search(page, "run_tool error"), "the search found nothing to audit"
+    assert page.locator(".search-results").is_visible()
+    violations = audit(page)
     assert violations == [], json.dumps(violations, indent=1)

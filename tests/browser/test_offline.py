@@ -269,7 +269,7 @@ def test_a_page_opened_from_the_disk_reads_and_says_how_to_run_code(tmp_path, pr
 
 # ------------------------------------------------------------------ the real book, from its zip
 
-from fixture_site import recorded, run_cell, type_into_editor, wait_ready  # noqa: E402
+from fixture_site import recorded, run_cell, search, type_into_editor, wait_ready  # noqa: E402
 
 LESSON = 11
 LAB_CHECK = ["lab/lab_check.py", "--harness", "harness.py", "--lesson"]
@@ -352,6 +352,9 @@ def test_the_downloaded_book_runs_cells_and_labs_served_then_offline(book, profi
         assert run_lab(page, 2) == "pass"  # the reader's saved solution, still there
         assert page.goto(url).from_service_worker  # the course map, never visited
         assert page.locator(f'[data-page="{LESSON}"] a').count() >= 1
+        page.goto(f"{url}lesson-01.html")              # search, from the saved book
+        found = search(page, "torn write")
+        assert any(r["kind"] == "Section" and r["href"].startswith("lesson-11.html#") for r in found), found
     assert errors == []
     assert len(hosts) > 50 and set(hosts) == {"127.0.0.1"}, sorted(set(hosts))
 

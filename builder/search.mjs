@@ -1,0 +1,14 @@
+// Index the book's search documents with MiniSearch (builder/search.py runs this).
+//
+//   node builder/search.mjs < {"options": {...}, "documents": [...]} > index.json
+//
+// Writes {"options", "index"}: the page hands both to MiniSearch.loadJS, so the fields it
+// searches and the fields it shows are the ones the build indexed with.
+import MiniSearch from "minisearch";
+
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const { options, documents } = JSON.parse(input);
+const search = new MiniSearch(options);
+search.addAll(documents);
+process.stdout.write(JSON.stringify({ options, index: search.toJSON() }));

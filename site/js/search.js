@@ -1,0 +1,183 @@
+// Search across the whole book: the header's box, and "/" to reach it from anywhere (as in mdBook).
+// The index is built with the book (builder/search.py, MiniSearch in Node) and fetched, with the
+// library, the first time the reader searches; the service worker keeps both for offline study.
+// A result names its page and section, says what it is (a section, a check, a cell, a lab, a
+// prompt), shows the words around the match, and is a link straight to its anchor.
+const INDEX = new URL("../../search/index.json", import.meta.url);
+const LIBRARY = new URL("./minisearch.bundle.js", import.meta.url);
+const LIMIT = 8;
+const WAIT_MS = 60; // between the last key and the search: typing fast searches once
+const KINDS = { page: "Page", section: "Section", check: "Check", cell: "Code cell", lab: "Lab", prompt: "Write it yourself" };
+
+let engine = null;
+
+/** The loaded index (a MiniSearch), fetched once per page. */
+export function load() {
+  engine ??= Promise.all([
+    import(LIBRARY.href),
+    fetch(INDEX).then((response) => {
+      if (!response.ok) throw new Error(`search/index.json: HTTP ${response.status}`);
+      return response.json();
+    }),
+  ]).then(([{ default: MiniSearch }, { options, index }]) => MiniSearch.loadJS(index, options));
+  engine.catch(() => { engine = null; }); // a failed load is tried again at the next search
+  return engine;
+}
+
+/** The best results for `text`: every word must match (a prefix, or nearly, for long words);
+ * if no place has them all, places that have most of them. */
+export function query(search, text) {
+  const options = {
+    prefix: true,
+    fuzzy: (term) => (term.length > 4 ? 0.2 : false),
+    boost: { title: 3, section: 1.5 },
+  };
+  const all = search.search(text, { ...options, combineWith: "AND" });
+  return (all.length ? all : search.search(text, { ...options, combineWith: "OR" })).slice(0, LIMIT);
+}
+
+const BEFORE = 60;
+const AFTER = 160;
+
+/** Where the snippet starts: at the match with the most different words found near it. */
+function bestMatch(lower, terms) {
+  let best = { at: 0, score: -1 };
+  for (const term of terms) {
+    for (let at = lower.indexOf(term), seen = 0; at >= 0 && seen < 50; at = lower.indexOf(term, at + 1), seen++) {
+      const near = lower.slice(Math.max(0, at - BEFORE), at + AFTER);
+      const score = terms.filter((other) => near.includes(other)).length;
+      if (score > best.score || (score === best.score && at < best.at)) best = { at, score };
+    }
+  }
+  return best.at;
+}
+
+/** The words around the best match, with every matched word marked. */
+function snippet(text, terms) {
+  const at = bestMatch(text.toLowerCase(), terms);
+  let start = Math.max(0, at - BEFORE);
+  if (start > 0) start = text.indexOf(" ", start) + 1 || start;
+  let end = Math.min(text.length, at + AFTER);
+  if (end < text.length) end = text.lastIndexOf(" ", end) > at ? text.lastIndexOf(" ", end) : end;
+  const piece = (start > 0 ? "…" : "") + text.slice(start, end) + (end < text.length ? "…" : "");
+  return marked(piece, terms);
+}
+
+function marked(text, terms) {
+  const fragment = document.createDocumentFragment();
+  const words = terms.filter(Boolean).map((term) => term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  if (!words.length) {
+    fragment.append(text);
+    return fragment;
+  }
+  const pattern = new RegExp(`(${words.sort((a, b) => b.length - a.length).join("|")})`, "gi");
+  text.split(pattern).forEach((part, i) => {
+    if (i % 2) {
+      const mark = document.createElement("mark");
+      mark.textContent = part;
+      fragment.append(mark);
+    } else if (part) fragment.append(part);
+  });
+  return fragment;
+}
+
+function resultItem(result) {
+  const item = document.createElement("li");
+  const link = document.createElement("a");
+  link.href = result.url;
+  link.className = "search-result";
+  const where = document.createElement("span");
+  where.className = "search-where";
+  where.textContent = result.section && result.section !== result.page ? `${result.page} › ${result.section}` : result.page;
+  const what = document.createElement("span");
+  what.className = "search-kind";
+  what.textContent = result.kind === "lab" ? `Lab: ${result.title}` : KINDS[result.kind] || result.kind;
+  const words = document.createElement("span");
+  words.className = "search-snippet";
+  words.append(snippet(result.text || result.title, result.terms));
+  link.append(where, what, words);
+  item.append(link);
+  return item;
+}
+
+/** True when the key press was meant for something the reader is typing into. */
+function typing(event) {
+  const target = event.target;
+  return target instanceof Element &&
+    (target.closest("input, textarea, select, [contenteditable=''], [contenteditable='true'], .cm-editor") !== null);
+}
+
+export function init() {
+  const box = document.querySelector(".site-search");
+  if (!box) return;
+  const input = box.querySelector(".search-input");
+  const panel = box.querySelector(".search-results");
+  const status = box.querySelector(".search-status");
+  const list = box.querySelector(".search-list");
+  box.hidden = false;
+  let timer = 0;
+  let asked = 0;
+
+  const close = () => { panel.hidden = true; };
+  const open = () => { panel.hidden = false; };
+  const links = () => [...list.querySelectorAll("a")];
+
+  async function run() {
+    const text = input.value.trim();
+    const mine = ++asked;
+    if (!text) { list.replaceChildren(); status.textContent = ""; close(); return; }
+    open();
+    let search;
+    try {
+      search = await load();
+    } catch (error) {
+      status.textContent = `Search could not load: ${error.message}`;
+      return;
+    }
+    if (mine !== asked) return; // the reader typed on: a newer search will draw
+    const results = query(search, text);
+    list.replaceChildren(...results.map(resultItem));
+    status.textContent = results.length
+      ? `${results.length} ${results.length === 1 ? "place" : "places"} found${results.length === LIMIT ? " (the best " + LIMIT + ")" : ""}`
+      : `Nothing in the book matches “${text}”.`;
+  }
+
+  input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(run, WAIT_MS); });
+  input.addEventListener("focus", () => load().catch(() => {})); // the index, fetched while they type
+  input.addEventListener("keydown", async (event) => {
+    if (event.key === "ArrowDown") {
+      event.preventDefault();
+      if (panel.hidden && input.value.trim()) open();
+      links()[0]?.focus();
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      clearTimeout(timer);
+      await run();
+      links()[0]?.click();
+    } else if (event.key === "Escape") {
+      if (!panel.hidden) { event.preventDefault(); close(); } else input.blur();
+    }
+  });
+  list.addEventListener("keydown", (event) => {
+    const all = links();
+    const at = all.indexOf(document.activeElement);
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      const next = at + (event.key === "ArrowDown" ? 1 : -1);
+      (next < 0 ? input : all[Math.min(next, all.length - 1)]).focus();
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      close();
+      input.focus();
+    }
+  });
+  // A result on this page only moves the reader along it: close the panel behind them.
+  list.addEventListener("click", (event) => { if (event.target.closest("a")) close(); });
+  box.addEventListener("focusout", (event) => { if (!box.contains(event.relatedTarget)) close(); });
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
+    event.preventDefault();
+    input.focus();
+    input.select();
+  });
+}
