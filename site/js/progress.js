@@ -107,12 +107,15 @@ function tools() {
   exportButton.addEventListener("click", () => {
     download(new Blob([exportText()], { type: "application/json" }), "agent-harness-book-progress.json");
   });
+  // The browser's bare file picker, dressed as the button beside it: the input stays in the
+  // label (and in the Tab order, for the keyboard), hidden from sight; the label is what shows.
   const label = document.createElement("label");
   label.className = "progress-import";
-  label.textContent = "Import progress: ";
+  label.textContent = "Import progress…";
   const input = document.createElement("input");
   input.type = "file";
   input.accept = "application/json,.json";
+  input.className = "visually-hidden";
   label.append(input);
   const message = document.createElement("p");
   message.className = "progress-message";

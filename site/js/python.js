@@ -69,7 +69,10 @@ export function start() {
         settle.resolve(data.ms);
         setState(current ? "running" : "ready");
       } else if (data.state === "failed") { settle.reject(new Error(data.reason)); setState("failed", data.reason); }
-      else if (data.state === "booting" && data.loaded) showStatus("booting", downloaded(data.loaded, data.total));
+      // How much has arrived, then plain "starting…" once all of it has.
+      else if (data.state === "booting" && data.loaded) {
+        showStatus("booting", data.total && data.loaded >= data.total ? "" : downloaded(data.loaded, data.total));
+      }
       return;
     }
     if (!current || data.id !== current.id) return;

@@ -1,4 +1,5 @@
-// The small Python status line: booting, ready, running, or failed with its reason.
+// The small Python status line: loading (how much has arrived), starting, ready, running, or
+// failed with its reason.
 // The page may hold <div id="python-status"></div>; it is made if it is not there.
 const LABELS = {
   booting: "Python: starting…",
@@ -7,12 +8,14 @@ const LABELS = {
   failed: "Python: failed",
 };
 
+// It lives in the page's header, in the flow of the page, so it never sits on the text; on a
+// screen wide enough to keep it in the margin, book.css pins it to the corner instead.
 function element() {
   let status = document.getElementById("python-status");
   if (!status) {
     status = document.createElement("div");
     status.id = "python-status";
-    document.body.append(status);
+    (document.querySelector(".site-header") || document.body).append(status);
   }
   status.classList.add("python-status");
   status.setAttribute("role", "status");
@@ -28,5 +31,7 @@ export function showStatus(state, reason = "") {
   }
   const status = element();
   status.dataset.state = state;
-  status.textContent = reason ? `${LABELS[state] || state}: ${reason}` : (LABELS[state] || state);
+  const label = LABELS[state] || state;
+  // While booting, a reason is the download's progress: "Python: loading, 2.1 of 6.3 MB".
+  status.textContent = !reason ? label : state === "booting" ? `Python: loading, ${reason}` : `${label}: ${reason}`;
 }

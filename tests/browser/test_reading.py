@@ -124,6 +124,56 @@ def test_screenshots_of_a_lesson_in_both_themes_and_on_a_phone(page, base_url):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390, "the page scrolls sideways"
 
 
+# -- phones ---------------------------------------------------------------------------------------
+
+COVERED = """() => {
+    const status = document.getElementById('python-status');
+    if (!status) return ['no status'];
+    const s = status.getBoundingClientRect();
+    const hit = [];
+    for (const node of document.querySelectorAll('main p, main li, main label, main h1, main h2, main pre, .option-text')) {
+        const r = node.getBoundingClientRect();
+        if (r.width && r.height && r.left < s.right && s.left < r.right && r.top < s.bottom && s.top < r.bottom)
+            hit.push((node.className || node.tagName) + ': ' + node.textContent.trim().slice(0, 40));
+    }
+    return hit;
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 768, 1280])
+def test_the_python_status_never_covers_text(page, base_url, width):
+    """On a phone it sat on options and prompt labels. Booting, ready or running, and wherever
+    the reader has scrolled to, it covers none of the page's text."""
+    page.set_viewport_size({"width": width, "height": 844})
+    page.goto(base_url + "lesson-04.html")
+    page.wait_for_selector("#python-status")
+    assert page.evaluate(COVERED) == [], "while Python starts"
+    from fixture_site import wait_ready
+    wait_ready(page)
+    for part in ("section.check", "section.prompt", "section.lab", ".cell"):
+        for element in page.locator(part).all()[:3]:
+            element.scroll_into_view_if_needed()
+            covered = page.evaluate(COVERED)
+            assert covered == [], f"{width} px, at {part}: the status covers {covered}"
+    if width == 390:
+        screenshot(page, "phone-390-status")
+
+
+def test_on_a_phone_the_diff_gives_its_room_to_the_code(page, base_url):
+    """The before/after numbers and the sign take little of a 390 px screen; the code the rest."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(base_url + "lesson-11.html")
+    widths = page.evaluate("""() => {
+        const row = document.querySelector('table.diff tr.diff-add');
+        const cells = Object.fromEntries([...row.children].map(c => [c.className, c.getBoundingClientRect().width]));
+        return {...cells, table: document.querySelector('table.diff').getBoundingClientRect().width};
+    }""")
+    numbers = widths["diff-old"] + widths["diff-new"] + widths["diff-sign"]
+    assert numbers <= 0.2 * widths["table"], f"numbers and sign take {numbers:.0f} of {widths['table']:.0f} px"
+    page.locator("table.diff").first.scroll_into_view_if_needed()
+    screenshot(page, "phone-390-diff")
+
+
 # -- copy -------------------------------------------------------------------------------------
 
 def test_every_code_block_cell_and_lab_file_copies_its_exact_text(profiles, base_url, site_dir):
