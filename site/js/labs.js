@@ -135,43 +135,33 @@ class Lab {
     for (const li of this.list ? this.list.querySelectorAll("li[data-test]") : []) {
       li.dataset.status = "";
       li.querySelector(".test-message")?.remove();
+      li.querySelector(".test-same")?.remove();
     }
     this.report.textContent = "";
-    let passed = 0;
-    let failed = 0;
+    const failures = results.filter((result) => result.status !== "pass");
+    const groups = sameFailures(failures, text);
+    const grouped = new Map(groups.flatMap((group) => group.results.map((result) => [result, group])));
     for (const result of results) {
       const li = this.item(String(result.id));
       const ok = result.status === "pass";
-      ok ? passed++ : failed++;
+      const group = grouped.get(result);
       if (li) {
         li.dataset.status = ok ? "pass" : "fail";
-        if (!ok && result.message) {
-          const message = document.createElement("pre");
-          message.className = "test-message";
-          message.textContent = result.message;
-          li.append(message);
-        }
-      } else if (!ok) {
+        // A failure said once above is pointed at, not repeated; what the test printed is its own.
+        if (group) li.append(paragraph("test-same", pointer(group, groups.length)));
+        const own = group ? group.own.get(result) : result.message;
+        if (!ok && own) li.append(preformatted("test-message", own));
+      } else if (!ok && !group) {
         // Not a test of the list: the harness did not import, or the runner itself reported.
-        const message = document.createElement("pre");
-        message.className = "lab-error";
-        message.textContent = result.message || result.sentence || String(result.id);
-        this.report.append(message);
+        this.report.append(preformatted("lab-error", result.message || result.sentence || String(result.id)));
       }
     }
-    // A harness that does not import fails every test with the same error: say it once, on top.
-    const messages = new Set(results.map((result) => result.message));
-    if (results.length && results.every((result) => result.status === "error") && messages.size === 1) {
-      const message = document.createElement("pre");
-      message.className = "lab-error";
-      message.textContent = results[0].message;
-      this.report.append(message);
-    }
+    // The failures many tests share, once each, under the verdict and above the tests.
+    this.report.prepend(...groups.map((group) => sharedBlock(group, results.length)));
+    const passed = results.length - failures.length;
     const total = this.list ? this.list.querySelectorAll("li[data-test]").length : results.length;
-    const all = results.length > 0 && failed === 0 && passed >= total;
-    const summary = document.createElement("p");
-    summary.className = "lab-summary";
-    summary.textContent = all ? `All ${passed} tests pass.` : `${passed} passed, ${failed} failed.`;
+    const all = results.length > 0 && failures.length === 0 && passed >= total;
+    const summary = paragraph("lab-summary", all ? `All ${passed} tests pass.` : `${passed} passed, ${failures.length} failed.`);
     this.report.prepend(summary);
     this.section.dataset.state = all ? "pass" : "fail";
     this.section.dataset.passed = String(all || this.section.dataset.passed === "true");
@@ -197,6 +187,90 @@ class Lab {
       this.report.textContent = `The download could not be made: ${error.message}`;
     }
   }
+}
+
+// ------------------------------------------------------------------ failures that many tests share
+
+// What lab_check appends to a message when the test printed something: the test's own, never part
+// of the failure it shares with other tests.
+const PRINTED = /\nit printed(?: \(the last \d+ of \d+ lines\))?:\n[\s\S]*$/;
+// An attribute the tests reached for and the reader's file does not have, on the harness module or
+// on an object of one of its classes, as lab_check words it ("the test uses something harness.py
+// does not have (yet): ...") or as a test words what the reader's code raised ("chat(...) raised
+// AttributeError: ...", or its repr). Around it a message says where and with which arguments:
+// that is the test's, and the same missing name is one failure whichever test met it first.
+const MISSING = /(?:does not have \(yet\): |AttributeError: |AttributeError\(["'])((?:module 'harness'|'(\w+)' object) has no attribute '\w+')/;
+
+/** The name the reader's file lacks that made this failure, e.g. "module 'harness' has no
+ * attribute 'chat'", or null. "'NoneType' object has no attribute 'get'" is not one: it says a
+ * value was missing, and two tests can miss two different values; so the object's class must be
+ * one the reader's file defines. An attribute error raised in the reader's own code ("your code
+ * raised ...") keeps its line in their file, which may differ from test to test: not merged. */
+function missingName(message, text) {
+  if (message.startsWith("your code raised")) return null;
+  const match = message.replace(PRINTED, "").match(MISSING);
+  if (!match) return null;
+  const owner = match[2];
+  if (owner && !new RegExp(`^class ${owner}\\b`, "m").test(text)) return null;
+  return match[1];
+}
+
+/** The failures at least two tests share, in the order of their first test: the same message word
+ * for word (a harness that does not import fails every test alike), or the same name the harness
+ * lacks. Each group has its results, the text shown once (`shared`), a short `label` to point at it
+ * with, and what of each test's message is still its own (`own`, what it printed). Failures that
+ * differ in anything else are never merged: each keeps its message under its test. */
+function sameFailures(failures, text) {
+  const byKey = new Map();
+  for (const result of failures) {
+    if (!result.message) continue;
+    const name = missingName(result.message, text);
+    const key = name ? `missing ${name}` : `message ${result.message}`;
+    if (!byKey.has(key)) byKey.set(key, { name, results: [] });
+    byKey.get(key).results.push(result);
+  }
+  const groups = [];
+  for (const { name, results } of byKey.values()) {
+    if (results.length < 2) continue;
+    const first = results[0].message;
+    const alike = results.every((result) => result.message === first);
+    const shared = alike || !name ? first
+      : `the tests use something harness.py does not have (yet): ${name}`;
+    const own = new Map(results.map((result) =>
+      [result, alike ? "" : (result.message.match(PRINTED)?.[0] ?? "").trim()]));
+    groups.push({ results, shared, own, label: name ?? first.split("\n")[0].replace(/[.:;,]+$/, "") });
+  }
+  return groups;
+}
+
+/** "All 8 tests fail the same way:" or "5 of 8 tests fail the same way:", then the failure once. */
+function sharedBlock(group, total) {
+  const count = group.results.length;
+  const who = count < total ? `${count} of ${total} tests` : count === 2 ? "Both tests" : `All ${count} tests`;
+  const block = document.createElement("div");
+  block.className = "lab-same";
+  block.append(paragraph("lab-same-head", `${who} fail the same way:`),
+               preformatted("lab-error", group.shared));
+  return block;
+}
+
+/** The line a test shows instead of a failure said above; with several above, which one. */
+function pointer(group, groups) {
+  return groups > 1 ? `Same failure as above: ${group.label}.` : "Same failure as above.";
+}
+
+function paragraph(className, text) {
+  const element = document.createElement("p");
+  element.className = className;
+  element.textContent = text;
+  return element;
+}
+
+function preformatted(className, text) {
+  const element = document.createElement("pre");
+  element.className = className;
+  element.textContent = text;
+  return element;
 }
 
 export const labs = [];
