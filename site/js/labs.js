@@ -139,7 +139,7 @@ class Lab {
     }
     this.report.textContent = "";
     const failures = results.filter((result) => result.status !== "pass");
-    const groups = sameFailures(failures, text);
+    const groups = sameFailures(failures);
     const grouped = new Map(groups.flatMap((group) => group.results.map((result) => [result, group])));
     for (const result of results) {
       const li = this.item(String(result.id));
@@ -191,54 +191,30 @@ class Lab {
 
 // ------------------------------------------------------------------ failures that many tests share
 
-// What lab_check appends to a message when the test printed something: the test's own, never part
-// of the failure it shares with other tests.
-const PRINTED = /\nit printed(?: \(the last \d+ of \d+ lines\))?:\n[\s\S]*$/;
-// An attribute the tests reached for and the reader's file does not have, on the harness module or
-// on an object of one of its classes, as lab_check words it ("the test uses something harness.py
-// does not have (yet): ...") or as a test words what the reader's code raised ("chat(...) raised
-// AttributeError: ...", or its repr). Around it a message says where and with which arguments:
-// that is the test's, and the same missing name is one failure whichever test met it first.
-const MISSING = /(?:does not have \(yet\): |AttributeError: |AttributeError\(["'])((?:module 'harness'|'(\w+)' object) has no attribute '\w+')/;
-
-/** The name the reader's file lacks that made this failure, e.g. "module 'harness' has no
- * attribute 'chat'", or null. "'NoneType' object has no attribute 'get'" is not one: it says a
- * value was missing, and two tests can miss two different values; so the object's class must be
- * one the reader's file defines. An attribute error raised in the reader's own code ("your code
- * raised ...") keeps its line in their file, which may differ from test to test: not merged. */
-function missingName(message, text) {
-  if (message.startsWith("your code raised")) return null;
-  const match = message.replace(PRINTED, "").match(MISSING);
-  if (!match) return null;
-  const owner = match[2];
-  if (owner && !new RegExp(`^class ${owner}\\b`, "m").test(text)) return null;
-  return match[1];
-}
-
 /** The failures at least two tests share, in the order of their first test: the same message word
- * for word (a harness that does not import fails every test alike), or the same name the harness
- * lacks. Each group has its results, the text shown once (`shared`), a short `label` to point at it
- * with, and what of each test's message is still its own (`own`, what it printed). Failures that
+ * for word (a harness that does not import fails every test alike), or the same `cause`, which
+ * lab_check gives a failure when, and only when, a name the reader's harness lacks made it
+ * ("harness.py has no SessionLog"; never a value that was None, nor an error raised on a line of
+ * the reader's own). Each group has its results, the text shown once (`shared`: the message when
+ * they are all alike, else the cause), a short `label` to point at it with, and what of each
+ * test's failure is still its own (`own`: what it printed, lab_check's `printed`). Failures that
  * differ in anything else are never merged: each keeps its message under its test. */
-function sameFailures(failures, text) {
+function sameFailures(failures) {
   const byKey = new Map();
   for (const result of failures) {
-    if (!result.message) continue;
-    const name = missingName(result.message, text);
-    const key = name ? `missing ${name}` : `message ${result.message}`;
-    if (!byKey.has(key)) byKey.set(key, { name, results: [] });
+    if (!result.message && !result.cause) continue;
+    const key = result.cause ? `cause ${result.cause}` : `message ${result.message}`;
+    if (!byKey.has(key)) byKey.set(key, { cause: result.cause || null, results: [] });
     byKey.get(key).results.push(result);
   }
   const groups = [];
-  for (const { name, results } of byKey.values()) {
+  for (const { cause, results } of byKey.values()) {
     if (results.length < 2) continue;
     const first = results[0].message;
     const alike = results.every((result) => result.message === first);
-    const shared = alike || !name ? first
-      : `the tests use something harness.py does not have (yet): ${name}`;
-    const own = new Map(results.map((result) =>
-      [result, alike ? "" : (result.message.match(PRINTED)?.[0] ?? "").trim()]));
-    groups.push({ results, shared, own, label: name ?? first.split("\n")[0].replace(/[.:;,]+$/, "") });
+    const shared = alike || !cause ? first : cause;
+    const own = new Map(results.map((result) => [result, alike ? "" : result.printed || ""]));
+    groups.push({ results, shared, own, label: cause ?? first.split("\n")[0].replace(/[.:;,]+$/, "") });
   }
   return groups;
 }
