@@ -232,6 +232,182 @@ def test_sentences_runs_nothing(tmp_path):
         "Lab1.test_zebra", "Lab1.test_apple", "Lab2.test_bare", "Lab2.test_after"]
 
 
+# ------------------------------------------------------------------- a name the harness lacks
+
+# A harness with one class and none of the names the tests below reach for, except what they need
+# to show an AttributeError raised in the reader's own code and a value that is None.
+LACKING = textwrap.dedent('''\
+    class Log:
+        def __init__(self):
+            self.entries = []
+
+        def last(self):
+            return self.entires[-1]
+
+    def find(key):
+        return None
+    ''')
+
+LACKING_TESTS = textwrap.dedent('''\
+    import unittest
+
+    import harness
+
+    LESSON = 3
+
+
+    def new_log():
+        return harness.SessionLog()
+
+
+    class Lab1(unittest.TestCase):
+        longMessage = False
+
+        def test_helper(self):
+            """A helper of the tests builds a SessionLog."""
+            print("building the log")
+            new_log().append("x")
+
+        def test_body(self):
+            """The test itself builds a SessionLog."""
+            harness.SessionLog().replay()
+
+        def test_caught(self):
+            """The test catches what the harness raised and fails with a sentence."""
+            try:
+                harness.SessionLog()
+            except Exception as error:
+                self.fail(f"SessionLog() raised {type(error).__name__}: {error}")
+
+        def test_method(self):
+            """A Log replays."""
+            harness.Log().replay()
+
+        def test_class_attribute(self):
+            """Log has a class-level LIMIT."""
+            self.assertEqual(harness.Log.LIMIT, 10)
+
+        def test_inside(self):
+            """A Log gives its last entry."""
+            log = harness.Log()
+            log.entries.append("x")
+            self.assertEqual(log.last(), "x")
+
+        def test_none(self):
+            """find("x") gives a dict."""
+            harness.find("x").get("x")
+
+        def test_import(self):
+            """The test imports Session from harness."""
+            from harness import Session
+            Session()
+    ''')
+
+PLAIN_KEYS = {"id", "lab", "sentence", "status", "message"}
+
+
+@pytest.fixture
+def lacking(tmp_path):
+    folder = _lab_folder(tmp_path, harness=LACKING, tests=LACKING_TESTS)
+    results = _load_lab_check().run(folder / "harness.py", folder / "tests.py")
+    return {result["id"].split(".")[1]: result for result in results}
+
+
+def test_a_name_the_harness_module_lacks_is_the_cause_wherever_the_test_met_it(lacking):
+    for test in ("test_helper", "test_body", "test_caught"):
+        result = lacking[test]
+        assert result["status"] != "pass"
+        assert result["cause"] == "harness.py has no SessionLog", (test, result)
+        assert set(result) == PLAIN_KEYS | {"cause", "printed"}
+    # the messages still differ: where the tests file stopped, or the test's own sentence
+    messages = {lacking[test]["message"] for test in ("test_helper", "test_body", "test_caught")}
+    assert len(messages) == 3
+    assert lacking["test_caught"]["message"] == (
+        "SessionLog() raised AttributeError: module 'harness' has no attribute 'SessionLog'")
+
+
+def test_what_a_test_printed_is_its_own_field_and_still_ends_its_message(lacking):
+    helper, body = lacking["test_helper"], lacking["test_body"]
+    assert helper["printed"] == "it printed:\n  building the log"
+    assert helper["message"].endswith("\n" + helper["printed"])
+    assert body["printed"] == ""
+
+
+def test_a_method_or_attribute_a_harness_class_lacks_is_the_cause(lacking):
+    assert lacking["test_method"]["cause"] == "Log has no attribute replay"
+    assert lacking["test_class_attribute"]["cause"] == "Log has no attribute LIMIT"
+
+
+def test_a_name_from_harness_import_does_not_find_is_the_cause(lacking):
+    result = lacking["test_import"]
+    assert result["cause"] == "harness.py has no Session"
+    assert result["message"].startswith("the test uses something harness.py does not have (yet): "
+                                        "cannot import name 'Session' from 'harness'\n")
+
+
+def test_an_attribute_error_raised_in_the_readers_code_has_no_cause(lacking):
+    result = lacking["test_inside"]
+    assert set(result) == PLAIN_KEYS, result
+    assert result["message"].startswith("your code raised AttributeError: 'Log' object has no "
+                                        "attribute 'entires'")
+    assert "harness.py, line 6" in result["message"]
+
+
+def test_a_value_that_is_none_has_no_cause(lacking):
+    result = lacking["test_none"]
+    assert set(result) == PLAIN_KEYS, result
+    assert "'NoneType' object has no attribute 'get'" in result["message"]
+
+
+def test_a_top_level_import_the_harness_cannot_satisfy_fails_every_test_with_its_cause(tmp_path):
+    tests = LACKING_TESTS.replace("import harness\n",
+                                  "import harness\nfrom harness import Session\n")
+    folder = _lab_folder(tmp_path, harness=LACKING, tests=tests)
+    results = _load_lab_check().run(folder / "harness.py", folder / "tests.py")
+    assert len(results) == 8 and {r["status"] for r in results} == {"error"}
+    assert {r["cause"] for r in results} == {"harness.py has no Session"}
+    assert results[0]["message"] == ("the tests use something harness.py does not have (yet): "
+                                     "cannot import name 'Session' from 'harness'\n"
+                                     "at tests.py, line 4:\n    from harness import Session")
+    done = _check(folder)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.count("cannot import name") == 1, done.stdout
+
+
+def test_the_command_line_says_a_shared_cause_once_and_points_at_it(tmp_path):
+    done = _check(_lab_folder(tmp_path, harness=LACKING, tests=LACKING_TESTS))
+    lines = _lines(done)
+    assert done.returncode == 1
+    # said in full under the first test it fails; each later one points up, with what it printed
+    assert done.stdout.count("has no attribute 'SessionLog'") == 1, done.stdout
+    body = lines.index("FAIL  The test itself builds a SessionLog.")
+    assert lines[body + 1] == "      the same failure as above: harness.py has no SessionLog"
+    caught = lines.index(
+        "FAIL  The test catches what the harness raised and fails with a sentence.")
+    assert lines[caught + 1:caught + 2] == [
+        "      the same failure as above: harness.py has no SessionLog"]
+    helper = lines.index("FAIL  A helper of the tests builds a SessionLog.")
+    assert lines[helper + 1].startswith("      the test uses something harness.py does not have "
+                                        "(yet): module 'harness' has no attribute 'SessionLog'")
+    assert "      it printed:" in lines[helper:body]
+    # a cause no other test shares, and failures without a cause, are printed as they always were
+    method = lines.index("FAIL  A Log replays.")
+    assert lines[method + 1] == ("      the test uses something harness.py does not have (yet): "
+                                 "'Log' object has no attribute 'replay'")
+    assert "same failure" not in "\n".join(lines[method:])
+
+
+def test_a_shared_cause_keeps_each_later_tests_printed_lines(tmp_path):
+    tests = LACKING_TESTS.replace('harness.SessionLog().replay()',
+                                  'print("about to build")\n        harness.SessionLog().replay()')
+    lines = _lines(_check(_lab_folder(tmp_path, harness=LACKING, tests=tests)))
+    body = lines.index("FAIL  The test itself builds a SessionLog.")
+    assert lines[body + 1:body + 4] == [
+        "      the same failure as above: harness.py has no SessionLog",
+        "      it printed:",
+        "        about to build"]
+
+
 # ------------------------------------------------------------------------- lesson 11, for real
 
 @pytest.fixture(scope="module")

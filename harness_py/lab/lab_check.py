@@ -5,8 +5,10 @@
 Run it from a lab folder (harness.py, tests.py, lab/). It prints one line per test, in the order
 the tests are written, named by the test's sentence (its docstring, the checklist line of the
 page): `PASS  <sentence>`, or `FAIL  <sentence>` and under it what was expected and what happened.
-The last line is `N passed, N failed`. Exit status: 0 when every selected test passed, 1 when one
-did not, 2 for bad usage (a missing file, a lab the tests do not have).
+When a name harness.py lacks fails several tests, it is said in full under the first of them, and
+each later one says `the same failure as above: harness.py has no SessionLog`. The last line is
+`N passed, N failed`. Exit status: 0 when every selected test passed, 1 when one did not, 2 for bad
+usage (a missing file, a lab the tests do not have).
 
 The page runs the same module in Pyodide: `run(harness_path, tests_path, lab=None)` returns one
 dict per test, and `sentences(tests_path)` lists the tests without running them. A test that never
@@ -157,15 +159,76 @@ def _same(filename: str, path: Path) -> bool:
         return False
 
 
+# ------------------------------------------------------------------- a name the harness lacks
+
+class _Reader:
+    """The reader's harness as the tests meet it: its file, the module it was loaded as, what
+    messages call it, and the tests file (whether it does `from harness import *`)."""
+
+    def __init__(self, path: Path, module: types.ModuleType, name: str, tests: Path,
+                 star: bool = False) -> None:
+        self.path, self.module, self.name, self.tests, self.star = path, module, name, tests, star
+
+    def lacks(self, error: BaseException | None) -> str | None:
+        """What `error` says the harness lacks, as the sentence a reader acts on ("harness.py
+        has no SessionLog", "SessionLog has no attribute replay"), or None. That is the cause
+        of a failure when a test reached for a name harness.py does not define (yet): an
+        attribute of the harness module, or of one of its classes or their objects; a name
+        `from harness import` did not find. Never a value that is None ("'NoneType' object
+        has no attribute ...": which value, each test may say differently) or an object of
+        any other class; never an error raised on a line of harness.py: that is the reader's
+        own code, and its line is part of the failure."""
+        if error is None:
+            return None
+        frames = traceback.extract_tb(error.__traceback__)
+        if frames and _same(frames[-1].filename, self.path):
+            return None
+        module = self.module.__name__
+        if isinstance(error, AttributeError):
+            owner, missing = getattr(error, "obj", None), getattr(error, "name", None)
+            if not missing or owner is None:
+                return None
+            if owner is self.module:
+                return f"{self.name} has no {missing}"
+            cls = owner if isinstance(owner, type) else type(owner)
+            if getattr(cls, "__module__", None) == module:
+                return f"{cls.__qualname__} has no attribute {missing}"
+            return None
+        if isinstance(error, ImportError) and error.name == module:    # from harness import X
+            missing = getattr(error, "name_from", None)                 # Python 3.12+
+            if missing is None:
+                said = re.match(r"cannot import name '(\w+)'", str(error.msg or ""))
+                missing = said and said.group(1)
+        elif isinstance(error, NameError) and self.star:                # from harness import *
+            missing = getattr(error, "name", None)
+            if not (frames and _same(frames[-1].filename, self.tests)):
+                return None
+        else:
+            return None
+        if not missing or hasattr(self.module, missing):
+            return None
+        return f"{self.name} has no {missing}"
+
+
+def _imports_all_of_harness(tests: Path) -> bool:
+    """Whether the tests file does `from harness import *`: then a name harness.py lacks is a
+    NameError in the tests."""
+    tree = ast.parse(tests.read_text(encoding="utf-8"), filename=str(tests))
+    return any(isinstance(node, ast.ImportFrom) and node.module == "harness"
+               and any(alias.name == "*" for alias in node.names) for node in ast.walk(tree))
+
+
 # ----------------------------------------------------------------------------- running the tests
 
 class _Collect(unittest.TestResult):
-    """Keeps one outcome per test, in the order unittest reports them."""
+    """Keeps one outcome per test, in the order unittest reports them: {"status", "message"},
+    and "cause" and "printed" when a name the reader's harness lacks made the test fail."""
 
-    def __init__(self, harness: Path, name: str, tests: Path, printed: io.StringIO) -> None:
+    def __init__(self, reader: _Reader, printed: io.StringIO) -> None:
         super().__init__()
-        self.harness, self.name, self.tests, self.printed = harness, name, tests, printed
-        self.outcomes: dict[str, tuple[str, str]] = {}
+        self.reader, self.printed = reader, printed
+        self.harness, self.name, self.tests = reader.path, reader.name, reader.tests
+        self.outcomes: dict[str, dict] = {}
 
     def startTest(self, test: unittest.TestCase) -> None:
         super().startTest(test)
@@ -173,16 +236,20 @@ class _Collect(unittest.TestResult):
         self.printed.truncate()
 
     def addSuccess(self, test: unittest.TestCase) -> None:
-        self.outcomes.setdefault(_test_id(test), ("pass", ""))
+        self.outcomes.setdefault(_test_id(test), {"status": "pass", "message": ""})
 
     def addFailure(self, test: unittest.TestCase, err) -> None:
-        self.outcomes[_test_id(test)] = ("fail", self._with_printed(self._failure(err[1])))
+        # A test that caught what the reader's code raised and failed with a sentence: the
+        # exception it caught is the one being handled when it failed.
+        error = err[1]
+        caught = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+        self._outcome(test, "fail", self._failure(error), caught)
 
     def addError(self, test: unittest.TestCase, err) -> None:
-        self.outcomes[_test_id(test)] = ("error", self._with_printed(self._error(err[1])))
+        self._outcome(test, "error", self._error(err[1]), err[1])
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:
-        self.outcomes[_test_id(test)] = ("fail", f"skipped: {reason}")
+        self.outcomes[_test_id(test)] = {"status": "fail", "message": f"skipped: {reason}"}
 
     def addSubTest(self, test, subtest, err) -> None:
         if err is not None:
@@ -210,18 +277,40 @@ class _Collect(unittest.TestResult):
         last = frames[-1] if frames else None
         where = (f"{Path(last.filename).name}, line {last.lineno}, in {last.name}"
                  if last else "the test")
-        if isinstance(error, AttributeError) and last and _same(last.filename, self.tests):
-            return (f"the test uses something {self.name} does not have (yet): {error}\n"
-                    f"at {where}")
+        if last and _same(last.filename, self.tests) and (
+                isinstance(error, AttributeError) or self.reader.lacks(error)):
+            return (f"the test uses something {self.name} does not have (yet): "
+                    f"{_without_path(error)}\nat {where}")
         return f"the test stopped on {detail}\nraised at {where}"
 
-    def _with_printed(self, message: str) -> str:
+    def _outcome(self, test: unittest.TestCase, status: str, message: str,
+                 error: BaseException | None) -> None:
+        """A failed test's outcome: its message, then what it printed. When a name the harness
+        lacks is the cause, that too, and what it printed on its own: the part of the message
+        that is the test's even when the cause is shared."""
+        printed = self._printed()
+        outcome = {"status": status, "message": message + (f"\n{printed}" if printed else "")}
+        cause = self.reader.lacks(error)
+        if cause:
+            outcome.update(cause=cause, printed=printed)
+        self.outcomes[_test_id(test)] = outcome
+
+    def _printed(self) -> str:
+        """What the test printed, its last lines, as the message ends with it; "" if nothing."""
         lines = self.printed.getvalue().splitlines()
         if not lines:
-            return message
+            return ""
         shown = lines[-PRINTED_LINES:]
         cut = f" (the last {len(shown)} of {len(lines)} lines)" if len(shown) < len(lines) else ""
-        return message + f"\nit printed{cut}:\n" + "\n".join("  " + line for line in shown)
+        return f"it printed{cut}:\n" + "\n".join("  " + line for line in shown)
+
+
+def _without_path(error: BaseException) -> str:
+    """An exception's message without the path ImportError adds: the reader's file is
+    harness.py to them, wherever the page stored it."""
+    text = str(error)
+    path = getattr(error, "path", None) if isinstance(error, ImportError) else None
+    return text.replace(f" ({path})", "") if path else text
 
 
 def _test_id(test: unittest.TestCase) -> str:
@@ -271,10 +360,14 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
     `harness_path`, loaded as the module `harness`, fresh. Returns one dict per test, in order:
     {"id": "Lab1.test_ids", "lab": 1, "sentence": ..., "status": "pass"|"fail"|"error",
     "message": ...}. "fail" is a check that did not hold, "error" an exception, in the reader's
-    code or at its import. `report` is called with each dict as soon as it is known, so a
-    command line can print while the rest run. `name` is what messages call the reader's file:
-    to the reader it is harness.py, wherever the page stored it. Raises UsageError for a missing
-    file or an unknown lab."""
+    code or at its import. A failure caused by a name the harness lacks (a test reached for
+    harness.SessionLog, or for a method its Harness objects do not have) also has "cause", a
+    sentence ("harness.py has no SessionLog", "Harness has no attribute subscribe"), the same
+    for every test it fails, and "printed", what that test printed as the message ends with
+    it ("" if nothing): many tests can share a cause, and say it once. `report` is called with
+    each dict as soon as it is known, so a command line can print while the rest run. `name` is
+    what messages call the reader's file: to the reader it is harness.py, wherever the page
+    stored it. Raises UsageError for a missing file or an unknown lab."""
     harness, tests = Path(harness_path).resolve(), Path(tests_path).resolve()
     for path, what in ((harness, "harness"), (tests, "tests")):
         if not path.is_file():
@@ -297,9 +390,10 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
     linecache.clearcache()      # the page rewrites the reader's file between runs
     results: list[dict] = []
 
-    def record(test_id: str, number: int, sentence: str, status: str, message: str) -> None:
+    def record(test_id: str, number: int, sentence: str, status: str, message: str,
+               **cause: str) -> None:
         result = {"id": test_id, "lab": number, "sentence": sentence, "status": status,
-                  "message": message}
+                  "message": message, **cause}
         results.append(result)
         if report:
             report(result)
@@ -308,17 +402,29 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
     try:
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             with _time_limit(timeout):
-                _load("harness", harness)
+                harness_module = _load("harness", harness)
     except (Exception, SystemExit, _TimeLimit) as error:  # SyntaxError too: the reader's file
         message = f"{name} does not import: {_import_error(harness, error, name)}"
         for test_id, number, sentence in listed:
             record(test_id, number, sentence, "error", message)
         return results
 
+    reader = _Reader(harness, harness_module, name, tests, _imports_all_of_harness(tests))
     try:
         module = _load("_lab_tests", tests)
     except Exception as error:
-        raise UsageError(f"{tests.name} does not load: {_import_error(tests, error)}") from error
+        cause = reader.lacks(error)
+        if cause is None:
+            raise UsageError(f"{tests.name} does not load: "
+                             f"{_import_error(tests, error)}") from error
+        # `from harness import X` at the top of the tests, and the reader's file has no X:
+        # every test fails for it, and that is theirs to write, not a broken tests file.
+        frame = _innermost(error, tests)
+        message = (f"the tests use something {name} does not have (yet): "
+                   f"{_without_path(error)}\nat {_where(tests, frame.lineno if frame else None)}")
+        for test_id, number, sentence in listed:
+            record(test_id, number, sentence, "error", message, cause=cause, printed="")
+        return results
 
     classes = dict((cls.__name__, (number, cls)) for number, cls in _classes(module))
     for test_id, number, sentence in listed:
@@ -328,16 +434,17 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
                    "but could not be found when it was loaded")
             continue
         cls = classes[class_name][1]
-        collect = _Collect(harness, name, tests, printed)
+        collect = _Collect(reader, printed)
         suite = unittest.TestSuite([cls(method)])
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             try:
                 with _time_limit(timeout):
                     suite.run(collect)
             except _TimeLimit as stop:       # the limit fell between unittest's own handlers
-                collect.outcomes[test_id] = ("error", str(stop))
-        status, message = collect.outcomes.get(test_id, ("error", "the test did not run"))
-        record(test_id, number, sentence, status, message)
+                collect.outcomes[test_id] = {"status": "error", "message": str(stop)}
+        outcome = collect.outcomes.get(test_id, {"status": "error",
+                                                 "message": "the test did not run"})
+        record(test_id, number, sentence, **outcome)
     return results
 
 
@@ -345,20 +452,29 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
 
 class _Printer:
     """Prints each result as it arrives. A harness that does not import fails every test for
-    one reason, so that reason is printed once, above them, and each test points at it."""
+    one reason, so that reason is printed once, above them, and each test points at it. A name
+    the harness lacks (a result's "cause") is said in full under the first test it fails; each
+    later test it fails points up at it, and keeps only what it printed."""
 
     def __init__(self, harness_name: str) -> None:
         self.prefix = f"{harness_name} does not import:"
         self.shown = False
+        self.causes: set[str] = set()
 
     def __call__(self, result: dict) -> None:
         mark = "PASS" if result["status"] == "pass" else "FAIL"
         message = result["message"]
+        cause = result.get("cause")
         if message.startswith(self.prefix):
             if not self.shown:
                 print(message)
                 self.shown = True
             message = f"not run: {self.prefix.removesuffix(':')} (see above)"
+        elif cause in self.causes:
+            message = "\n".join(filter(None, (f"the same failure as above: {cause}",
+                                               result.get("printed"))))
+        elif cause:
+            self.causes.add(cause)
         print(f"{mark}  {result['sentence']}")
         for line in message.splitlines():
             print(INDENT + line if line.strip() else "")

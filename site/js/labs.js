@@ -135,43 +135,33 @@ class Lab {
     for (const li of this.list ? this.list.querySelectorAll("li[data-test]") : []) {
       li.dataset.status = "";
       li.querySelector(".test-message")?.remove();
+      li.querySelector(".test-same")?.remove();
     }
     this.report.textContent = "";
-    let passed = 0;
-    let failed = 0;
+    const failures = results.filter((result) => result.status !== "pass");
+    const groups = sameFailures(failures);
+    const grouped = new Map(groups.flatMap((group) => group.results.map((result) => [result, group])));
     for (const result of results) {
       const li = this.item(String(result.id));
       const ok = result.status === "pass";
-      ok ? passed++ : failed++;
+      const group = grouped.get(result);
       if (li) {
         li.dataset.status = ok ? "pass" : "fail";
-        if (!ok && result.message) {
-          const message = document.createElement("pre");
-          message.className = "test-message";
-          message.textContent = result.message;
-          li.append(message);
-        }
-      } else if (!ok) {
+        // A failure said once above is pointed at, not repeated; what the test printed is its own.
+        if (group) li.append(paragraph("test-same", pointer(group, groups.length)));
+        const own = group ? group.own.get(result) : result.message;
+        if (!ok && own) li.append(preformatted("test-message", own));
+      } else if (!ok && !group) {
         // Not a test of the list: the harness did not import, or the runner itself reported.
-        const message = document.createElement("pre");
-        message.className = "lab-error";
-        message.textContent = result.message || result.sentence || String(result.id);
-        this.report.append(message);
+        this.report.append(preformatted("lab-error", result.message || result.sentence || String(result.id)));
       }
     }
-    // A harness that does not import fails every test with the same error: say it once, on top.
-    const messages = new Set(results.map((result) => result.message));
-    if (results.length && results.every((result) => result.status === "error") && messages.size === 1) {
-      const message = document.createElement("pre");
-      message.className = "lab-error";
-      message.textContent = results[0].message;
-      this.report.append(message);
-    }
+    // The failures many tests share, once each, under the verdict and above the tests.
+    this.report.prepend(...groups.map((group) => sharedBlock(group, results.length)));
+    const passed = results.length - failures.length;
     const total = this.list ? this.list.querySelectorAll("li[data-test]").length : results.length;
-    const all = results.length > 0 && failed === 0 && passed >= total;
-    const summary = document.createElement("p");
-    summary.className = "lab-summary";
-    summary.textContent = all ? `All ${passed} tests pass.` : `${passed} passed, ${failed} failed.`;
+    const all = results.length > 0 && failures.length === 0 && passed >= total;
+    const summary = paragraph("lab-summary", all ? `All ${passed} tests pass.` : `${passed} passed, ${failures.length} failed.`);
     this.report.prepend(summary);
     this.section.dataset.state = all ? "pass" : "fail";
     this.section.dataset.passed = String(all || this.section.dataset.passed === "true");
@@ -197,6 +187,66 @@ class Lab {
       this.report.textContent = `The download could not be made: ${error.message}`;
     }
   }
+}
+
+// ------------------------------------------------------------------ failures that many tests share
+
+/** The failures at least two tests share, in the order of their first test: the same message word
+ * for word (a harness that does not import fails every test alike), or the same `cause`, which
+ * lab_check gives a failure when, and only when, a name the reader's harness lacks made it
+ * ("harness.py has no SessionLog"; never a value that was None, nor an error raised on a line of
+ * the reader's own). Each group has its results, the text shown once (`shared`: the message when
+ * they are all alike, else the cause), a short `label` to point at it with, and what of each
+ * test's failure is still its own (`own`: what it printed, lab_check's `printed`). Failures that
+ * differ in anything else are never merged: each keeps its message under its test. */
+function sameFailures(failures) {
+  const byKey = new Map();
+  for (const result of failures) {
+    if (!result.message && !result.cause) continue;
+    const key = result.cause ? `cause ${result.cause}` : `message ${result.message}`;
+    if (!byKey.has(key)) byKey.set(key, { cause: result.cause || null, results: [] });
+    byKey.get(key).results.push(result);
+  }
+  const groups = [];
+  for (const { cause, results } of byKey.values()) {
+    if (results.length < 2) continue;
+    const first = results[0].message;
+    const alike = results.every((result) => result.message === first);
+    const shared = alike || !cause ? first : cause;
+    const own = new Map(results.map((result) => [result, alike ? "" : result.printed || ""]));
+    groups.push({ results, shared, own, label: cause ?? first.split("\n")[0].replace(/[.:;,]+$/, "") });
+  }
+  return groups;
+}
+
+/** "All 8 tests fail the same way:" or "5 of 8 tests fail the same way:", then the failure once. */
+function sharedBlock(group, total) {
+  const count = group.results.length;
+  const who = count < total ? `${count} of ${total} tests` : count === 2 ? "Both tests" : `All ${count} tests`;
+  const block = document.createElement("div");
+  block.className = "lab-same";
+  block.append(paragraph("lab-same-head", `${who} fail the same way:`),
+               preformatted("lab-error", group.shared));
+  return block;
+}
+
+/** The line a test shows instead of a failure said above; with several above, which one. */
+function pointer(group, groups) {
+  return groups > 1 ? `Same failure as above: ${group.label}.` : "Same failure as above.";
+}
+
+function paragraph(className, text) {
+  const element = document.createElement("p");
+  element.className = className;
+  element.textContent = text;
+  return element;
+}
+
+function preformatted(className, text) {
+  const element = document.createElement("pre");
+  element.className = className;
+  element.textContent = text;
+  return element;
 }
 
 export const labs = [];

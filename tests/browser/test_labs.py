@@ -1,8 +1,10 @@
 """Labs in the page: the checklist fails on the starting file and passes on the solution, a file
-that does not import says so with its line, a lab-marked cell then runs against the reader's
+that does not import says so with its line, a failure many tests share is said once under the
+verdict (and failures that differ are not), a lab-marked cell then runs against the reader's
 code, and the downloaded folder runs under local CPython."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -89,6 +91,12 @@ def test_a_harness_that_does_not_import_is_reported_with_its_line(page, fixture_
     shown = page.locator("#lab-99-1").text_content()
     line = broken.splitlines().index("def remember(entries)") + 1
     assert f"line {line}" in shown, shown
+    # The one reason both tests failed is said once, under the verdict, and each test points at it.
+    assert shown.count(f"line {line}") == 1, shown
+    report = seen(page.locator("#lab-99-1 .lab-report").inner_text())
+    assert report.startswith("0 passed, 2 failed.\nBoth tests fail the same way:\nharness.py does not import"), report
+    for li in page.locator("#lab-99-1 .lab-tests li[data-test]").all():
+        assert li.inner_text().endswith("Same failure as above."), li.inner_text()
 
 
 def solution(point: str) -> str:
@@ -101,6 +109,111 @@ def starting(point: str) -> str:
     import stages
 
     return stages.load().starting(point)
+
+
+def set_lab_text(page, lab_id: str, text: str) -> None:
+    """Give a lab's editor new text through the editor's API (a busy machine cannot lose
+    keystrokes), and make sure the editor holds it."""
+    wait_editor(page, f"#{lab_id}")
+    page.eval_on_selector(f"#{lab_id} .code-editor", "(node, text) => node.bookEditor.setText(text)", text)
+    assert editor_text(page, f"#{lab_id}") == text, f"{lab_id}: the editor did not take the new text"
+
+
+def without(source: str, name: str) -> str:
+    """`source` with its top-level class or def `name` taken out, body and all: a harness that
+    lacks a name the tests use."""
+    lines = source.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if re.match(rf"(class|def) {name}\b", line))
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i].strip() and not lines[i][0].isspace()), len(lines))
+    shorter = "".join(lines[:start] + lines[end:])
+    compile(shorter, "harness.py", "exec")
+    assert not re.search(rf"^(class|def) {name}\b", shorter, re.M)
+    return shorter
+
+
+def seen(text: str) -> str:
+    """Text as the reader reads it, line by line, without the blank lines between paragraphs."""
+    return "\n".join(line for line in text.splitlines() if line.strip())
+
+
+def lab_report(page, lab_id: str) -> tuple[str, str, dict[str, str]]:
+    """What the reader sees: the whole lab's text, its report (verdict first), and each test's
+    item of the checklist, by test id."""
+    section = page.locator(f"#{lab_id}")
+    items = {li.get_attribute("data-test"): seen(li.inner_text())
+             for li in section.locator(".lab-tests li[data-test]").all()}
+    return seen(section.inner_text()), seen(section.locator(".lab-report").inner_text()), items
+
+
+def test_a_name_the_harness_lacks_is_said_once_above_the_tests(page, base_url):
+    """Lab 11.2's starting file without its SessionLog: every test fails on the missing name, most
+    of them in a helper of the tests, one in its own body, so the messages differ in where the
+    tests file stopped. That is one failure: said once, under the verdict; each test points up."""
+    page.goto(base_url + "lesson-11.html")
+    wait_ready(page)
+    set_lab_text(page, "lab-11-2", without(starting("11.2"), "SessionLog"))
+    statuses = run_tests(page, "lab-11-2")
+    assert len(statuses) > 2 and set(statuses.values()) == {"fail"}, statuses
+    shown, report, items = lab_report(page, "lab-11-2")
+    count = len(statuses)
+    # the messages differ (where the tests file stopped): what they share is lab_check's cause
+    assert report.startswith(f"0 passed, {count} failed.\nAll {count} tests fail the same way:\n"
+                             "harness.py has no SessionLog"), report
+    assert shown.count("harness.py has no SessionLog") == 1, shown
+    assert "has no attribute 'SessionLog'" not in shown, shown
+    for test, text in items.items():
+        assert text.endswith("\nSame failure as above."), (test, text)
+    assert page.locator("#lab-11-2 .lab-tests .test-message").count() == 0
+    summary = page.locator("#lab-11-2 .lab-summary").bounding_box()
+    shared = page.locator("#lab-11-2 .lab-same").bounding_box()
+    first = page.locator("#lab-11-2 .lab-tests li").first.bounding_box()
+    assert summary["y"] < shared["y"] < first["y"], "the verdict, then the shared failure, then the tests"
+
+
+USER_MESSAGE_NONE = '''
+
+def user_message(text):
+    return None
+'''
+
+
+def test_failures_that_differ_keep_their_own_messages(page, base_url):
+    """Lesson 1's starting file lacks two names: two failures, each said once, and each test says
+    which one is its own. Then with a user_message that returns None, its two tests fail in two
+    different ways: each keeps its own message, and only chat's failure is said once."""
+    page.goto(base_url + "lesson-01.html")
+    wait_ready(page)
+    set_lab_text(page, "lab-1-1", starting("1.1"))
+    statuses = run_tests(page, "lab-1-1")
+    chat = [test for test in statuses if "user_message" not in test]
+    total, mine = len(statuses), len(statuses) - len(chat)
+    assert len(chat) > 2 and mine == 2 and set(statuses.values()) == {"fail"}, statuses
+    shown, report, items = lab_report(page, "lab-1-1")
+    assert report.startswith(f"0 passed, {total} failed.\n2 of {total} tests fail the same way:\n"), report
+    assert f"\n{len(chat)} of {total} tests fail the same way:\n" in report, report
+    for name in ("chat", "user_message"):
+        assert report.splitlines().count(f"harness.py has no {name}") == 1, (name, report)
+    assert page.locator("#lab-1-1 .lab-tests .test-message").count() == 0
+    for test, text in items.items():   # two failures above: each test names its own, in one line
+        name = "chat" if test in chat else "user_message"
+        assert text.endswith(f"\nSame failure as above: harness.py has no {name}."), text
+
+    set_lab_text(page, "lab-1-1", starting("1.1") + USER_MESSAGE_NONE)
+    statuses = run_tests(page, "lab-1-1")
+    assert set(statuses.values()) == {"fail"}, statuses
+    shown, report, items = lab_report(page, "lab-1-1")
+    assert report.startswith(f"0 passed, {total} failed.\n{len(chat)} of {total} tests fail the same way:\n"), report
+    assert report.count("fail the same way") == 1, report
+    assert shown.count("harness.py has no chat") == 1, shown
+    own = {test: page.locator(f'#lab-1-1 li[data-test="{test}"] .test-message').inner_text()
+           for test in statuses if test not in chat}
+    assert len(own) == 2 and len(set(own.values())) == 2, own
+    for test, message in own.items():
+        assert "None" in message and "Same failure" not in items[test], (test, items[test])
+        assert shown.count(message) == 1, (message, shown)
+    for test in chat:
+        assert items[test].endswith("\nSame failure as above."), items[test]
 
 
 def test_lesson_11_labs_fail_on_their_starting_files_and_pass_on_the_solutions(page, base_url, site_dir):
