@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             server.server_close()
     report("cold", floors, books)
     report("warm", *warm)
-    for key in ("files", "pyodide", "glue"):
+    for key in ("files", "pyodide", "glue", "warm"):
         value = statistics.median(book["boot"].get(key, 0) for book in books)
         print(f"    cold, in the worker: {key:<16} {value:8.0f} ms")
     for number, (ms, state, tests) in labs.items():

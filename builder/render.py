@@ -71,7 +71,8 @@ class Renderer:
         return self.templates.get_template(template).render(
             **self._common(page), body=Markup(body), new_here=Markup(new_here),
             builds_on=Link(previous) if previous and page.kind == "lesson" else None,
-            lab_count=len(page.labs), title=_title(page), runs_python=bool(source.cells or labs))
+            lab_count=len(page.labs), title=_title(page), runs_python=bool(source.cells or labs),
+            python_lesson=page.number)
 
     def missing(self) -> str:
         """404.html, which serve.py answers for any address that is not a file of the book.

@@ -9,7 +9,9 @@ no absolute paths) whatever the Python version. Standard library only.
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import io
 import linecache
@@ -77,7 +79,44 @@ class _HarnessFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         source = Path(self.path).read_text(encoding="utf-8")
         _remember(HARNESS_NAME, source)
         module.__file__ = self.path
-        exec(compile(source, HARNESS_NAME, "exec"), module.__dict__)
+        exec(_compiled(source), module.__dict__)
+
+
+class _KeptCode(importlib.machinery.SourceFileLoader):
+    """The loader of the lab package's modules: it keeps each module's code object, by path and
+    source. Every cell imports lab afresh (its modules run again, so no cell sees another's
+    state), but compiling the same source again is waste. The codes live in Python's heap, so
+    the page's memory snapshot, made after a warm-up cell, carries them compiled."""
+
+    codes: dict[tuple[str, bytes], object] = {}
+
+    def source_to_code(self, data, path, *, _optimize=-1):
+        key = (str(path), bytes(data))
+        if key not in self.codes:
+            self.codes[key] = super().source_to_code(data, path, _optimize=_optimize)
+        return self.codes[key]
+
+
+class _LabFinder(importlib.abc.MetaPathFinder):
+    """Finds `lab` and its modules in `lab_dir` as the path finder would, loaded by _KeptCode."""
+
+    def __init__(self, lab_dir: str) -> None:
+        self.lab_dir = lab_dir
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "lab" and not fullname.startswith("lab."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path or [self.lab_dir])
+        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader:
+            spec.loader = _KeptCode(spec.loader.name, spec.loader.path)
+        return spec
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(source: str):
+    """The harness's code object. A module is run afresh for every cell, but the same text need
+    not be compiled again: a code object is immutable, and the page runs many cells on one file."""
+    return compile(source, HARNESS_NAME, "exec")
 
 
 def _remember(name: str, source: str) -> None:
@@ -153,11 +192,11 @@ def run_cell(source: str, *, harness_path: str, lab_dir: str, name: str = "cell"
     with each piece of output as it is printed. The exception a cell ends in is printed into the
     output as CPython would print it, and its last line is returned as `error`."""
     stream = _Stream(write)
-    finder = _HarnessFinder(str(harness_path))
+    finders = [_HarnessFinder(str(harness_path)), _LabFinder(str(lab_dir))]
     saved = sys.stdout, sys.stderr, sys.stdin, list(sys.path)
     _forget_modules()
     sys.path.insert(0, str(lab_dir))
-    sys.meta_path.insert(0, finder)
+    sys.meta_path[:0] = finders
     sys.stdout = sys.stderr = stream
     sys.stdin = io.StringIO("")
     _remember(name, source)
@@ -182,8 +221,9 @@ def run_cell(source: str, *, harness_path: str, lab_dir: str, name: str = "cell"
                 pass
         sys.stdout, sys.stderr, sys.stdin = saved[0], saved[1], saved[2]
         sys.path[:] = saved[3]
-        if finder in sys.meta_path:
-            sys.meta_path.remove(finder)
+        for finder in finders:
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
     return CellResult(output=stream.getvalue(), error=error)
 
 

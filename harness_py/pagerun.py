@@ -6,8 +6,10 @@ the glue here, not in a string inside the worker, lets it be imported, tested un
 frozen into a memory snapshot with the rest of the book's runtime."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 from typing import Callable
 
 import cellrun
@@ -28,6 +30,13 @@ def _write_reader(lesson: int | str, kind: str, text: str) -> str:
     path = "%s/%s.py" % (folder, kind)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
+    # Bytecode is checked against the source's size and its mtime in whole seconds: an edit that
+    # keeps the size, run within the second, would find the old bytecode valid. The file was just
+    # written, so whatever bytecode it had is stale: drop it.
+    try:
+        os.remove(importlib.util.cache_from_source(path))
+    except FileNotFoundError:
+        pass
     return path
 
 
@@ -52,11 +61,23 @@ def run_tests(harness_text: str, lesson: int, lab: int, tests_path: str) -> str:
     return json.dumps(lab_check.run(path, tests_path, lab=lab))
 
 
-def warm() -> None:
+def warm(lesson: int | str | None = None) -> None:
     """Run one throwaway cell, ahead of the reader's first click: right after a restore from the
-    snapshot the code a cell runs through is cold, and this compiles it."""
-    cellrun.run_cell("import lab\nprint(lab.shape([lab.user('warm')]))\n",
-                     harness_path="%s/reference/none.py" % ROOT, lab_dir=ROOT, name="warm")
+    snapshot the code a cell runs through is cold, and this compiles it. Given the page's lesson
+    ("11", "A"), the cell imports that lesson's harness, as the page's cells do: its code is then
+    compiled and kept (cellrun), and the reader's first click runs it, not the compiler.
+
+    It also lets imports keep their bytecode (Pyodide starts with sys.dont_write_bytecode set):
+    every cell imports `lab` afresh, and from /book/lab/__pycache__ that is a read, not a compile
+    of every module of the package on every click."""
+    sys.dont_write_bytecode = False
+    harness = "%s/reference/none.py" % ROOT
+    source = "import lab\nprint(lab.shape([lab.user('warm')]))\n"
+    if lesson is not None:
+        key = _key(int(lesson) if str(lesson).isdigit() else lesson)
+        if os.path.exists("%s/reference/lesson%s.py" % (ROOT, key)):
+            harness, source = "%s/reference/lesson%s.py" % (ROOT, key), "import harness\n" + source
+    cellrun.run_cell(source, harness_path=harness, lab_dir=ROOT, name="warm")
 
 
 def warm_tests() -> None:

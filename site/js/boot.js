@@ -12,6 +12,6 @@ if (!globalThis.bookPythonBoot) {
     event.preventDefault();
     early.push({ type: "status", state: "failed", reason: event.message || "the Python worker could not start" });
   };
-  worker.postMessage({ type: "init", interrupt });
+  worker.postMessage({ type: "init", interrupt, lesson: document.documentElement.dataset.lesson ?? null });
   globalThis.bookPythonBoot = { worker, interrupt, early };
 }

@@ -1,8 +1,8 @@
 // Code cells: a Run button (and Shift+Enter), Stop, output streamed in as text, and for editable
 // cells an editor with Reset. A cell marked data-lab=K runs against the reader's harness once
 // their lab K passed, if they choose to (a switch beside Run); otherwise against the book's.
-import { request, stop, DEFAULT_TIMEOUT, OUTPUT_CAP, onState } from "./python.js";
-import { mountEditor, loadEditor } from "./editors.js";
+import { request, stop, DEFAULT_TIMEOUT, OUTPUT_CAP } from "./python.js";
+import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText, onChange } from "./storage.js";
 import { button } from "./dom.js";
 
@@ -278,12 +278,8 @@ export function init() {
     .forEach((cell) => cell.unfold());
   document.addEventListener("book:check", (event) => unfold(`check-${event.detail.check}`));
   document.addEventListener("book:answer", (event) => unfold(`prompt-${event.detail.prompt}`));
-  // Once Python is up, the editor bundle comes in and every editable cell gets its editor.
+  // Once Python is up and quiet, the editor bundle comes in and every editable cell gets its editor.
   if (cells.some((cell) => cell.editable)) {
-    const undo = onState((state) => {
-      if (state !== "ready") return;
-      undo();
-      loadEditor().then(() => cells.forEach((cell) => cell.openEditor()));
-    });
+    mountWhenQuiet(() => cells.forEach((cell) => cell.openEditor()));
   }
 }

@@ -1,5 +1,7 @@
 // Loads the CodeMirror bundle (assets/js/editor.bundle.js) only when a page first needs an
 // editor, so the bytes before Python stay small. Until then the page shows the code as text.
+import { busy, onState, pythonState } from "./python.js";
+
 let bundle = null;
 
 /** The editor module: {createEditor}. Imported once, on first use. */
@@ -31,8 +33,27 @@ export async function mountEditor(placeholder, text, options) {
   return editor;
 }
 
-/** Load the bundle once the page is idle, so that the first edit does not wait for it. */
-export function preloadWhenIdle() {
-  const idle = globalThis.requestIdleCallback || ((callback) => setTimeout(callback, 200));
-  idle(() => loadEditor());
+// How long after Python is ready the editors come in. The bundle is big, and the page's own
+// thread parses it: a reader who clicks Run as soon as Python is ready should not wait for that.
+const SETTLE_MS = 1000;
+
+/**
+ * Call `mount` (which loads the bundle and mounts the page's editors) once Python is ready and
+ * quiet: a moment after it is ready, when the page is idle, and never while a run is going on
+ * (then after it). A reader who touches the code before that gets an editor at once: each
+ * editable part opens its own on first touch.
+ */
+export function mountWhenQuiet(mount) {
+  let done = false;
+  const attempt = () => {
+    if (done) return;
+    if (busy() || pythonState() !== "ready") return; // the next "ready" tries again
+    done = true;
+    undo();
+    mount();
+  };
+  const idle = globalThis.requestIdleCallback || ((callback) => setTimeout(callback, 50));
+  const later = () => setTimeout(() => idle(attempt, { timeout: 1000 }), SETTLE_MS);
+  const undo = onState((state) => { if (state === "ready") later(); });
+  if (pythonState() === "ready") later();
 }

@@ -1,8 +1,8 @@
 // Labs: an editor holding the reader's harness.py (at first the lab's starting file), "Run tests"
 // (lab_check in the worker, the very runner the downloaded folder uses), the checklist marked
 // test by test, and the lab folder as a zip made here in the browser.
-import { request, onState } from "./python.js";
-import { mountEditor, loadEditor } from "./editors.js";
+import { request } from "./python.js";
+import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
 import { makeZip, download } from "./zip.js";
 import { button } from "./dom.js";
@@ -260,10 +260,6 @@ export function init() {
     }
   }
   if (labs.length) {
-    const undo = onState((state) => {
-      if (state !== "ready") return;
-      undo();
-      loadEditor().then(() => labs.forEach((lab) => lab.openEditor()));
-    });
+    mountWhenQuiet(() => labs.forEach((lab) => lab.openEditor()));
   }
 }

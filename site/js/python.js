@@ -54,7 +54,7 @@ export function start() {
     interrupt = globalThis.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     if (!performance.getEntriesByName("book:worker-start").length) performance.mark("book:worker-start");
     worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "python" });
-    worker.postMessage({ type: "init", interrupt });
+    worker.postMessage({ type: "init", interrupt, lesson: document.documentElement.dataset.lesson ?? null });
   }
   setState("booting");
   let settle;

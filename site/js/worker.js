@@ -4,7 +4,8 @@
 // (cellrun.run_cell, lab_check.run), so a cell prints in the page what it printed in the build.
 //
 // Protocol (page -> worker):
-//   {type: "init", interrupt: Int32Array | null}      the shared interrupt buffer, if isolated
+//   {type: "init", interrupt: Int32Array | null,      the shared interrupt buffer, if isolated,
+//    lesson: "11" | "A" | null}                       and the page's lesson (its warm-up cell)
 //   {type: "run", id, name, lesson, source, harness}  run a cell; harness: the reader's file text,
 //                                                     or null for the book's reference harness
 //   {type: "test", id, lesson, lab, tests, harness}   run a lab's tests against the reader's text
@@ -14,7 +15,9 @@
 //   {type: "done", id, output, error, capped}         a cell finished (output: the whole text)
 //   {type: "results", id, results}                    lab_check.run's list of dicts
 //   {type: "fail", id, reason, fatal}                 the request could not run; fatal: restart me
-import { loadPyodide } from "../../pyodide/pyodide.mjs";
+// Pyodide's loader is imported in boot(), not here: a static import would be fetched before this
+// file runs at all, and the snapshot's download, the critical path, should start first.
+const PYODIDE = "../../pyodide/pyodide.mjs";
 
 const SITE = new URL("../../", import.meta.url);
 const ROOT = "/book";
@@ -37,6 +40,7 @@ random.seed()
 let pyodide = null;
 let glue = null;
 let interrupt = null;
+let lesson = null; // the page's lesson, from "init": sent as the worker starts, long before Python is up
 
 const post = (message) => self.postMessage(message);
 
@@ -76,11 +80,13 @@ async function fetchSnapshot() {
   return new Uint8Array(bytes);
 }
 
-// Restore from the snapshot; if that fails for any reason (no file, another Pyodide build, bad
-// bytes), say so in the console and boot the ordinary way: slower, but nothing is lost.
-async function loadPython(options) {
+// Restore from the snapshot (its download already under way); if that fails for any reason (no
+// file, another Pyodide build, bad bytes), say so in the console and boot the ordinary way:
+// slower, but nothing is lost.
+async function loadPython(snapshotDownload, options) {
+  const { loadPyodide } = await import(PYODIDE);
   try {
-    const snapshot = await fetchSnapshot();
+    const snapshot = await snapshotDownload;
     const py = await loadPyodide({ ...options, _loadSnapshot: snapshot });
     timings.snapshot = true;
     return py;
@@ -96,9 +102,12 @@ async function boot() {
   const started = performance.now();
   timings.since = performance.timeOrigin; // the worker's own start, epoch ms
   post({ type: "status", state: "booting" });
-  // Pyodide and the book's Python files are fetched at the same time.
+  // The snapshot (the critical path), Pyodide's loader and the book's Python files are fetched
+  // at the same time.
+  const snapshot = fetchSnapshot();
+  snapshot.catch(() => {}); // a failed download is handled (and said) where it is awaited
   const files = fetchBookFiles();
-  const loaded = loadPython({
+  const loaded = loadPython(snapshot, {
     indexURL: new URL("../../pyodide/", import.meta.url).href,
     packages: [],
     stdout: (text) => console.log(text),
@@ -117,9 +126,11 @@ async function boot() {
   py.runPython(ENTRY);
   const pagerun = py.pyimport("pagerun");
   glue = { runCell: pagerun.run_cell, runTests: pagerun.run_tests, warmTests: pagerun.warm_tests };
-  // A throwaway cell before saying ready: right after a restore the code is cold, and the
-  // reader's first click should not be the one that compiles it.
-  try { pagerun.warm(); } catch (error) { console.warn(`warm-up: ${error}`); }
+  // A throwaway cell before saying ready, on the page's own harness: right after a restore the
+  // code is cold, and the reader's first click should not be the one that compiles it.
+  const warmStarted = performance.now();
+  try { pagerun.warm(lesson); } catch (error) { console.warn(`warm-up: ${error}`); }
+  timings.warm = performance.now() - warmStarted;
   pyodide = py;
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
   timings.glue = performance.now() - glueStarted;
@@ -195,6 +206,7 @@ const booted = boot().catch((error) => {
 self.onmessage = async ({ data }) => {
   if (data.type === "init") {
     interrupt = data.interrupt;
+    lesson = data.lesson ?? null;
     if (pyodide && interrupt) pyodide.setInterruptBuffer(interrupt);
     return;
   }
