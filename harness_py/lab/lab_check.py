@@ -227,7 +227,6 @@ class _Collect(unittest.TestResult):
     def __init__(self, reader: _Reader, printed: io.StringIO) -> None:
         super().__init__()
         self.reader, self.printed = reader, printed
-        self.harness, self.name, self.tests = reader.path, reader.name, reader.tests
         self.outcomes: dict[str, dict] = {}
 
     def startTest(self, test: unittest.TestCase) -> None:
@@ -260,8 +259,8 @@ class _Collect(unittest.TestResult):
         # unittest's own wording ("False is not true") says nothing to a reader; point at the check.
         if not message or re.fullmatch(r"(True|False|None) is not (true|false|None)", message):
             frames = [f for f in traceback.extract_tb(error.__traceback__)
-                      if _same(f.filename, self.tests)]
-            check = _where(self.tests, frames[-1].lineno) if frames else "the test"
+                      if _same(f.filename, self.reader.tests)]
+            check = _where(self.reader.tests, frames[-1].lineno) if frames else "the test"
             message = f"a check failed ({message or 'no message'}) at {check}"
         return message
 
@@ -270,16 +269,16 @@ class _Collect(unittest.TestResult):
             return str(error)
         name = type(error).__name__
         detail = f"{name}: {error}" if str(error) else name
-        frame = _innermost(error, self.harness)
+        frame = _innermost(error, self.reader.path)
         if frame is not None:
-            return f"your code raised {detail}\nat {_where(self.harness, frame.lineno, self.name)}"
+            return f"your code raised {detail}\nat {_where(self.reader.path, frame.lineno, self.reader.name)}"
         frames = traceback.extract_tb(error.__traceback__)
         last = frames[-1] if frames else None
         where = (f"{Path(last.filename).name}, line {last.lineno}, in {last.name}"
                  if last else "the test")
-        if last and _same(last.filename, self.tests) and (
+        if last and _same(last.filename, self.reader.tests) and (
                 isinstance(error, AttributeError) or self.reader.lacks(error)):
-            return (f"the test uses something {self.name} does not have (yet): "
+            return (f"the test uses something {self.reader.name} does not have (yet): "
                     f"{_without_path(error)}\nat {where}")
         return f"the test stopped on {detail}\nraised at {where}"
 
