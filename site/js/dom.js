@@ -9,3 +9,11 @@ export function button(label, className, onClick) {
   element.addEventListener("click", onClick);
   return element;
 }
+
+/** An element of `tag` with its class and its text. */
+export function element(tag, className, text = "") {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  node.textContent = text;
+  return node;
+}

@@ -5,7 +5,7 @@ import { request } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
 import { makeZip, download } from "./zip.js";
-import { button } from "./dom.js";
+import { button, element } from "./dom.js";
 
 const SITE = new URL("../../", import.meta.url);
 const TEST_TIMEOUT = 60; // seconds for a whole lab's tests
@@ -148,12 +148,12 @@ class Lab {
       if (li) {
         li.dataset.status = ok ? "pass" : "fail";
         // A failure said once above is pointed at, not repeated; what the test printed is its own.
-        if (group) li.append(paragraph("test-same", pointer(group, groups.length)));
+        if (group) li.append(element("p", "test-same", pointer(group, groups.length)));
         const own = group ? group.own.get(result) : result.message;
-        if (!ok && own) li.append(preformatted("test-message", own));
+        if (!ok && own) li.append(element("pre", "test-message", own));
       } else if (!ok && !group) {
         // Not a test of the list: the harness did not import, or the runner itself reported.
-        this.report.append(preformatted("lab-error", result.message || result.sentence || String(result.id)));
+        this.report.append(element("pre", "lab-error", result.message || result.sentence || String(result.id)));
       }
     }
     // The failures many tests share, once each, under the verdict and above the tests.
@@ -161,7 +161,7 @@ class Lab {
     const passed = results.length - failures.length;
     const total = this.list ? this.list.querySelectorAll("li[data-test]").length : results.length;
     const all = results.length > 0 && failures.length === 0 && passed >= total;
-    const summary = paragraph("lab-summary", all ? `All ${passed} tests pass.` : `${passed} passed, ${failures.length} failed.`);
+    const summary = element("p", "lab-summary", all ? `All ${passed} tests pass.` : `${passed} passed, ${failures.length} failed.`);
     this.report.prepend(summary);
     this.section.dataset.state = all ? "pass" : "fail";
     this.section.dataset.passed = String(all || this.section.dataset.passed === "true");
@@ -223,30 +223,15 @@ function sameFailures(failures) {
 function sharedBlock(group, total) {
   const count = group.results.length;
   const who = count < total ? `${count} of ${total} tests` : count === 2 ? "Both tests" : `All ${count} tests`;
-  const block = document.createElement("div");
-  block.className = "lab-same";
-  block.append(paragraph("lab-same-head", `${who} fail the same way:`),
-               preformatted("lab-error", group.shared));
+  const block = element("div", "lab-same");
+  block.append(element("p", "lab-same-head", `${who} fail the same way:`),
+               element("pre", "lab-error", group.shared));
   return block;
 }
 
 /** The line a test shows instead of a failure said above; with several above, which one. */
 function pointer(group, groups) {
   return groups > 1 ? `Same failure as above: ${group.label}.` : "Same failure as above.";
-}
-
-function paragraph(className, text) {
-  const element = document.createElement("p");
-  element.className = className;
-  element.textContent = text;
-  return element;
-}
-
-function preformatted(className, text) {
-  const element = document.createElement("pre");
-  element.className = className;
-  element.textContent = text;
-  return element;
 }
 
 export const labs = [];

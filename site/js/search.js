@@ -3,6 +3,8 @@
 // library, the first time the reader searches; the service worker keeps both for offline study.
 // A result names its page and section, says what it is (a section, a check, a cell, a lab, a
 // prompt), shows the words around the match, and is a link straight to its anchor.
+import { element } from "./dom.js";
+
 const INDEX = new URL("../../search/index.json", import.meta.url);
 const LIBRARY = new URL("./minisearch.bundle.js", import.meta.url);
 const LIMIT = 8;
@@ -73,29 +75,21 @@ function marked(text, terms) {
   const pattern = new RegExp(`(${words.sort((a, b) => b.length - a.length).join("|")})`, "gi");
   text.split(pattern).forEach((part, i) => {
     if (i % 2) {
-      const mark = document.createElement("mark");
-      mark.textContent = part;
-      fragment.append(mark);
+      fragment.append(element("mark", "", part));
     } else if (part) fragment.append(part);
   });
   return fragment;
 }
 
 function resultItem(result) {
-  const item = document.createElement("li");
-  const link = document.createElement("a");
+  const link = element("a", "search-result");
   link.href = result.url;
-  link.className = "search-result";
-  const where = document.createElement("span");
-  where.className = "search-where";
-  where.textContent = result.section && result.section !== result.page ? `${result.page} › ${result.section}` : result.page;
-  const what = document.createElement("span");
-  what.className = "search-kind";
-  what.textContent = result.kind === "lab" ? `Lab: ${result.title}` : KINDS[result.kind] || result.kind;
-  const words = document.createElement("span");
-  words.className = "search-snippet";
+  const where = result.section && result.section !== result.page ? `${result.page} › ${result.section}` : result.page;
+  const what = result.kind === "lab" ? `Lab: ${result.title}` : KINDS[result.kind] || result.kind;
+  const words = element("span", "search-snippet");
   words.append(snippet(result.text || result.title, result.terms));
-  link.append(where, what, words);
+  link.append(element("span", "search-where", where), element("span", "search-kind", what), words);
+  const item = document.createElement("li");
   item.append(link);
   return item;
 }
