@@ -18,6 +18,8 @@ the serialized index, `search/index.json`, the first time the reader searches (s
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import shutil
 import subprocess
@@ -28,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MAKER = Path(__file__).with_name("search.mjs")
 TARGET = Path("search") / "index.json"
+CACHE = ROOT / ".cache" / "search"
+LIBRARY = ROOT / "node_modules" / "minisearch" / "package.json"   # its version is in the key
 
 # MiniSearch's options, shared with the page: search.mjs indexes with them and writes them into
 # the index file, and the page loads the index with the same options.
@@ -169,27 +173,44 @@ def documents(pages: list[tuple[str, str, str]]) -> list[dict]:
     Documents with no text and no title of their own are dropped."""
     out: list[dict] = []
     for path, label, html in pages:
-        reader = _PageReader(path, label)
-        reader.feed(html)
-        reader.close()
-        for document in reader.documents:
-            data = document.finish()
-            if data["text"] or data["kind"] in ("section", "lab"):
-                out.append({"id": len(out), **data})
+        for data in _page(path, label, html):
+            out.append({"id": len(out), **data})
     return out
 
 
-def build(site: Path, docs: list[dict]) -> Path:
-    """Index `docs` with MiniSearch (in Node) into `site/search/index.json`."""
-    node = shutil.which("node")
-    if node is None:
-        raise SearchError("node is not on PATH: the search index is made with Node")
+@functools.lru_cache(maxsize=64)
+def _page(path: str, label: str, html: str) -> tuple[dict, ...]:
+    """One page's documents, without ids. Kept by the page's HTML: `make serve` rebuilds on
+    every save, and a page whose HTML did not change is not read again."""
+    reader = _PageReader(path, label)
+    reader.feed(html)
+    reader.close()
+    kept = (document.finish() for document in reader.documents)
+    return tuple(data for data in kept if data["text"] or data["kind"] in ("section", "lab"))
+
+
+def build(site: Path, docs: list[dict], cache: Path = CACHE) -> Path:
+    """Index `docs` with MiniSearch (in Node) into `site/search/index.json`. The index is kept
+    in `cache` by a hash of what it is made from (the documents, the options, the maker and
+    MiniSearch's version), so a build whose pages say the same does not start Node."""
     payload = json.dumps({"options": OPTIONS, "documents": docs}, ensure_ascii=False)
-    done = subprocess.run([node, str(MAKER)], input=payload, capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
-    if done.returncode != 0:
-        raise SearchError(f"{MAKER.relative_to(ROOT)} failed:\n{done.stderr.strip()[-2000:]}")
+    digest = hashlib.sha256(MAKER.read_bytes())
+    digest.update(LIBRARY.read_bytes() if LIBRARY.exists() else b"")
+    digest.update(payload.encode("utf-8"))
+    cached = cache / f"{digest.hexdigest()[:24]}.json"
+    if not cached.exists():
+        node = shutil.which("node")
+        if node is None:
+            raise SearchError("node is not on PATH: the search index is made with Node")
+        done = subprocess.run([node, str(MAKER)], input=payload, capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+        if done.returncode != 0:
+            raise SearchError(f"{MAKER.relative_to(ROOT)} failed:\n{done.stderr.strip()[-2000:]}")
+        cache.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(".part")
+        partial.write_text(done.stdout, encoding="utf-8")
+        partial.replace(cached)
     target = site / TARGET
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(done.stdout, encoding="utf-8")
+    shutil.copyfile(cached, target)
     return target

@@ -2,6 +2,8 @@
 it leads, and what a page asks first that stays out."""
 from __future__ import annotations
 
+import pytest
+
 from builder import search
 
 PAGE = """<html><body><header><a>Build an agent harness</a></header>
@@ -62,3 +64,15 @@ def test_what_a_page_asks_first_stays_out():
     for hidden in ("SECRET", "Not this one", "RECORDED", "HINTED", "ANSWERED", "typed", "import json",
                    "Build an agent harness", "Next", "Explanation"):
         assert hidden not in every, hidden
+
+
+def test_the_index_is_kept_by_what_it_is_made_from(tmp_path, monkeypatch):
+    """An unchanged book does not start Node again; changed words always do (never a stale index)."""
+    docs = search.documents([("lesson-11.html", "Lesson 11", PAGE)])
+    cache = tmp_path / "cache"
+    first = search.build(tmp_path / "a", docs, cache=cache).read_text()
+    monkeypatch.setattr(search.shutil, "which", lambda name: None)   # Node is gone
+    assert search.build(tmp_path / "b", docs, cache=cache).read_text() == first
+    changed = [dict(doc, text=doc["text"] + " more") for doc in docs]
+    with pytest.raises(search.SearchError, match="node is not on PATH"):
+        search.build(tmp_path / "c", changed, cache=cache)
