@@ -26,16 +26,18 @@ export function load() {
   return engine;
 }
 
-/** The best results for `text`: every word must match (a prefix, or nearly, for long words);
- * if no place has them all, places that have most of them. */
+/** The best results for `text`, from the strictest reading of it that finds anything: every word
+ * as written (or as the start of a longer one); then every word, allowing a typo in long words
+ * (a search for "replay" must not rank "reply" above "replay"); then most of the words. */
 export function query(search, text) {
-  const options = {
-    prefix: true,
-    fuzzy: (term) => (term.length > 4 ? 0.2 : false),
-    boost: { title: 3, section: 1.5 },
-  };
-  const all = search.search(text, { ...options, combineWith: "AND" });
-  return (all.length ? all : search.search(text, { ...options, combineWith: "OR" })).slice(0, LIMIT);
+  const exact = { prefix: true, boost: { title: 3, section: 1.5 } };
+  const loose = { ...exact, fuzzy: (term) => (term.length > 4 ? 0.2 : false) };
+  for (const options of [{ ...exact, combineWith: "AND" }, { ...loose, combineWith: "AND" },
+                         { ...loose, combineWith: "OR" }]) {
+    const found = search.search(text, options);
+    if (found.length) return found.slice(0, LIMIT);
+  }
+  return [];
 }
 
 const BEFORE = 60;

@@ -44,6 +44,18 @@ def test_checks_cells_and_labs_are_found(page, base_url, words, kind, href):
     assert any(r["kind"] == kind and r["href"].startswith(href) for r in results), results
 
 
+def test_a_word_found_as_written_comes_before_one_a_letter_away(page, base_url):
+    """A typo is forgiven only when the word itself is nowhere: "replay" lists places that say
+    replay, not the many that say "reply"."""
+    page.goto(base_url + "lesson-11.html")
+    results = search(page, "replay")
+    assert results and all("replay" in r["snippet"].lower() for r in results), results
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")      # out of the box, so that "/" reaches it again
+    results = search(page, "replya")   # nowhere as written: the typo is forgiven
+    assert results, "a long word one letter off still finds something"
+
+
 def test_the_index_never_gives_away_an_explanation_or_a_model_answer(page, base_url, site_dir):
     """What a page folds away until the reader has answered (an option's explanation, a hint, a
     model answer) is not in the index, word for word."""
