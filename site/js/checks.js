@@ -11,6 +11,7 @@
 
 const RIGHT = "Right.";
 const WRONG = "Not quite. Read why, then try another.";
+const EXPLORING = "Right, and still answered: you are reading why another option misses.";
 
 function setupCheck(check) {
   if (check.hasAttribute("data-live")) return;
@@ -51,6 +52,9 @@ function setupCheck(check) {
 
 function choose(check, chosen) {
   const right = chosen.hasAttribute("data-right");
+  // Once answered right, another option is read, not chosen: its explanation opens, and the
+  // check, its verdict, the saved answer and the contents rail's tick stay as they were.
+  const exploring = check.dataset.state === "right" && !right;
   check.querySelectorAll(".check-option").forEach((option) => {
     const pressed = option === chosen;
     option.querySelector(".option-button").setAttribute("aria-pressed", String(pressed));
@@ -61,8 +65,12 @@ function choose(check, chosen) {
       details.open = pressed;
     }
   });
-  chosen.classList.add(right ? "is-right" : "is-wrong");
   const verdict = check.querySelector(".check-verdict");
+  if (exploring) {
+    verdict.textContent = EXPLORING;
+    return;
+  }
+  chosen.classList.add(right ? "is-right" : "is-wrong");
   verdict.textContent = right ? RIGHT : WRONG;
   verdict.classList.toggle("verdict-right", right);
   verdict.classList.toggle("verdict-wrong", !right);

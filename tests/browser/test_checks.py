@@ -70,6 +70,24 @@ def test_a_wrong_answer_then_the_right_one(page, book_url):
     screenshot(page, "check-answered")
 
 
+def test_reading_another_option_after_the_right_answer_keeps_the_check_answered(page, book_url):
+    check = open_lesson(page, book_url)
+    buttons = check.locator(".option-button")
+    options = check.locator(".check-option")
+    buttons.nth(1).click()
+    assert check.get_attribute("data-state") == "right"
+    buttons.nth(0).click()  # the welcome page invites this: read why the others miss
+    assert check.get_attribute("data-state") == "right"
+    assert "still answered" in check.locator(".check-verdict").inner_text()
+    assert options.nth(0).locator(".option-explain").is_visible()
+    assert "misses the comma" in options.nth(0).locator(".option-explain").inner_text()
+    assert check.locator(".check-explain").is_visible(), "the longer explanation stays open"
+    page.reload()
+    check = page.locator(".check[data-live]").first
+    page.wait_for_function("document.querySelector('.check').dataset.state === 'right'")
+    assert check.locator(".check-verdict").inner_text() == "Right.", "the saved answer is the right one"
+
+
 def test_hints_are_revealed_one_at_a_time(page, book_url):
     open_lesson(page, book_url)
     prompt = page.locator(".prompt").first
