@@ -3,12 +3,15 @@
 //   node builder/search.mjs < {"options": {...}, "documents": [...]} > index.json
 //
 // Writes {"options", "index"}: the page hands both to MiniSearch.loadJS, so the fields it
-// searches and the fields it shows are the ones the build indexed with.
+// searches and the fields it shows are the ones the build indexed with; both cut text into words
+// with site/js/search-words.js.
 import MiniSearch from "minisearch";
+
+import { withWords } from "../site/js/search-words.js";
 
 let input = "";
 for await (const chunk of process.stdin) input += chunk;
 const { options, documents } = JSON.parse(input);
-const search = new MiniSearch(options);
+const search = new MiniSearch(withWords(options));
 search.addAll(documents);
 process.stdout.write(JSON.stringify({ options, index: search.toJSON() }));

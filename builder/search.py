@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAKER = Path(__file__).with_name("search.mjs")
+WORDS = ROOT / "site" / "js" / "search-words.js"   # how text is cut into words, shared with the page
 TARGET = Path("search") / "index.json"
 CACHE = ROOT / ".cache" / "search"
 LIBRARY = ROOT / "node_modules" / "minisearch" / "package.json"   # its version is in the key
@@ -46,7 +47,7 @@ SKIP_TAGS = {"script", "style", "noscript", "template", "details", "textarea", "
              "nav"}
 SKIP_CLASSES = {"cell-output", "cell-data", "lab-data", "lab-changes", "lab-file", "lab-local",
                 "lab-done", "check-label", "prompt-label", "prompt-input-label", "lab-number", "lesson-number",
-                "lesson-meta"}
+                "lesson-meta", "general-tag"}
 # Elements that end a run of words: their text never runs into the next element's.
 BLOCKS = {"p", "li", "div", "pre", "h1", "h2", "h3", "h4", "td", "th", "figcaption", "blockquote",
           "section", "ol", "ul", "dd", "dt", "br"}
@@ -191,10 +192,11 @@ def _page(path: str, label: str, html: str) -> tuple[dict, ...]:
 
 def build(site: Path, docs: list[dict], cache: Path = CACHE) -> Path:
     """Index `docs` with MiniSearch (in Node) into `site/search/index.json`. The index is kept
-    in `cache` by a hash of what it is made from (the documents, the options, the maker and
-    MiniSearch's version), so a build whose pages say the same does not start Node."""
+    in `cache` by a hash of what it is made from (the documents, the options, the maker, its
+    words and MiniSearch's version), so a build whose pages say the same does not start Node."""
     payload = json.dumps({"options": OPTIONS, "documents": docs}, ensure_ascii=False)
     digest = hashlib.sha256(MAKER.read_bytes())
+    digest.update(WORDS.read_bytes())
     digest.update(LIBRARY.read_bytes() if LIBRARY.exists() else b"")
     digest.update(payload.encode("utf-8"))
     cached = cache / f"{digest.hexdigest()[:24]}.json"

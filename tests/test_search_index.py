@@ -11,7 +11,7 @@ PAGE = """<html><body><header><a>Build an agent harness</a></header>
 <header class="lesson-header"><h1>The power cut</h1></header>
 <p>Opening words.</p>
 <h2 id="the-cable">The cable</h2>
-<p>A torn write leaves half a line.</p>
+<p>A torn write leaves half a line. <span class="general"><span class="general-tag" title="From general knowledge">general</span> Disks lie.</span></p>
 <section class="check" id="check-11-1"><p class="check-label">Check</p>
 <div class="check-question"><p>What does replay read?</p></div>
 <ol><li><div class="option-text">Every line</div>
@@ -49,7 +49,7 @@ def test_the_text_of_each_place():
     assert docs["lesson-11.html"]["text"] == "The power cut Opening words."
     assert docs["lesson-11.html#the-cable"]["title"] == "The cable"
     # Prose after a cell still belongs to its section; a <br> keeps words apart.
-    assert docs["lesson-11.html#the-cable"]["text"] == ("A torn write leaves half a line. "
+    assert docs["lesson-11.html#the-cable"]["text"] == ("A torn write leaves half a line. Disks lie. "
                                                         "After the cell the prose goes on.")
     assert docs["lesson-11.html#check-11-1"]["text"] == "What does replay read? Every line"
     assert docs["lesson-11.html#cell-11-1"]["text"] == "log.replay()", "code tokens are not split apart"
@@ -62,7 +62,7 @@ def test_the_text_of_each_place():
 def test_what_a_page_asks_first_stays_out():
     every = " ".join(d["text"] + d["title"] for d in places().values())
     for hidden in ("SECRET", "Not this one", "RECORDED", "HINTED", "ANSWERED", "typed", "import json",
-                   "Build an agent harness", "Next", "Explanation"):
+                   "Build an agent harness", "Next", "Explanation", "general"):
         assert hidden not in every, hidden
 
 

@@ -4,6 +4,7 @@
 // A result names its page and section, says what it is (a section, a check, a cell, a lab, a
 // prompt), shows the words around the match, and is a link straight to its anchor.
 import { element } from "./dom.js";
+import { queryWords, withWords } from "./search-words.js";
 
 const INDEX = new URL("../../search/index.json", import.meta.url);
 const LIBRARY = new URL("./minisearch.bundle.js", import.meta.url);
@@ -21,7 +22,7 @@ export function load() {
       if (!response.ok) throw new Error(`search/index.json: HTTP ${response.status}`);
       return response.json();
     }),
-  ]).then(([{ default: MiniSearch }, { options, index }]) => MiniSearch.loadJS(index, options));
+  ]).then(([{ default: MiniSearch }, { options, index }]) => MiniSearch.loadJS(index, withWords(options)));
   engine.catch(() => { engine = null; }); // a failed load is tried again at the next search
   return engine;
 }
@@ -35,9 +36,25 @@ export function query(search, text) {
   for (const options of [{ ...exact, combineWith: "AND" }, { ...loose, combineWith: "AND" },
                          { ...loose, combineWith: "OR" }]) {
     const found = search.search(text, options);
-    if (found.length) return found.slice(0, LIMIT);
+    if (found.length) return byOwnWords(found, text).slice(0, LIMIT);
   }
   return [];
+}
+
+/** `found` with the places that say the words themselves first: the whole phrase, then every
+ * word; MiniSearch's order within each. (A cell whose section is called "Torn writes" matches
+ * "torn write" too, but the places that say it come first.) */
+function byOwnWords(found, text) {
+  const words = queryWords(text).map((word) => word.toLowerCase());
+  const phrase = words.join(" ");
+  const rank = (result) => {
+    const own = queryWords(result.text || result.title || "").join(" ").toLowerCase();
+    if (words.length > 1 && own.includes(phrase)) return 0;
+    return words.every((word) => own.includes(word)) ? 1 : 2;
+  };
+  return found.map((result, at) => ({ result, at, rank: rank(result) }))
+    .sort((a, b) => a.rank - b.rank || a.at - b.at)
+    .map(({ result }) => result);
 }
 
 const BEFORE = 60;
@@ -83,9 +100,57 @@ function marked(text, terms) {
   return fragment;
 }
 
+// The words a result was found by, kept for the page it opens (this one or another), which marks
+// them where the reader lands.
+const FOUND = "book:search-found";
+
+/** The elements of a place: a check, cell, lab or prompt is one element; a section is its
+ * heading and what follows it, up to the next heading of its rank or above. */
+function placeParts(place) {
+  const rank = /^H([1-6])$/.exec(place.tagName)?.[1];
+  if (!rank) return [place];
+  const parts = [place];
+  for (let next = place.nextElementSibling; next; next = next.nextElementSibling) {
+    const other = /^H([1-6])$/.exec(next.tagName)?.[1];
+    if (other && other <= rank) break;
+    parts.push(next);
+  }
+  return parts;
+}
+
+/** Mark `terms` in the place the reader landed on, if they came from a result that named it. */
+function markLanding() {
+  let found = null;
+  try {
+    found = JSON.parse(sessionStorage.getItem(FOUND) || "null");
+  } catch { /* storage refused or spoiled: nothing to mark */ }
+  if (!found || found.path !== location.pathname || `#${found.anchor}` !== location.hash) return;
+  sessionStorage.removeItem(FOUND);
+  const place = document.getElementById(found.anchor);
+  if (!place) return;
+  const skip = "script, style, textarea, button, svg, mark, .cm-editor, .general-tag";
+  const nodes = [];
+  for (const part of placeParts(place)) {
+    const walker = document.createTreeWalker(part, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => (node.parentElement?.closest(skip) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    });
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+  }
+  const lower = found.terms.map((term) => term.toLowerCase());
+  for (const node of nodes) {
+    if (lower.some((term) => node.data.toLowerCase().includes(term))) node.replaceWith(marked(node.data, found.terms));
+  }
+}
+
 function resultItem(result) {
   const link = element("a", "search-result");
   link.href = result.url;
+  link.addEventListener("click", () => {
+    const url = new URL(link.href);
+    try {
+      sessionStorage.setItem(FOUND, JSON.stringify({ path: url.pathname, anchor: decodeURIComponent(url.hash.slice(1)), terms: result.terms }));
+    } catch { /* no storage: the page opens unmarked */ }
+  });
   const where = result.section && result.section !== result.page ? `${result.page} › ${result.section}` : result.page;
   const what = result.kind === "lab" ? `Lab: ${result.title}` : KINDS[result.kind] || result.kind;
   const words = element("span", "search-snippet");
@@ -104,6 +169,8 @@ function typing(event) {
 }
 
 export function init() {
+  markLanding();
+  window.addEventListener("hashchange", markLanding);
   const box = document.querySelector(".site-search");
   if (!box) return;
   const input = box.querySelector(".search-input");

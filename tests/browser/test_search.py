@@ -31,6 +31,9 @@ def test_a_search_in_lesson_01_finds_a_section_of_lesson_11_and_goes_there(page,
     assert target.count() == 1, f"the result's anchor #{anchor} is on the page"
     box = target.bounding_box()
     assert -2 <= box["y"] < 900, "the page opens at the place found"
+    marks = page.locator("main mark")   # in the section: its heading and what follows it
+    assert marks.count() >= 1, "the words found are marked where the reader lands"
+    assert "torn" in " ".join(m.lower() for m in marks.all_inner_texts())
 
 
 @pytest.mark.parametrize("words, kind, href", [
@@ -54,6 +57,27 @@ def test_a_word_found_as_written_comes_before_one_a_letter_away(page, base_url):
     page.keyboard.press("Escape")      # out of the box, so that "/" reaches it again
     results = search(page, "replya")   # nowhere as written: the typo is forgiven
     assert results, "a long word one letter off still finds something"
+
+
+def test_an_identifier_is_searched_whole_and_its_parts_still_find_it(page, base_url):
+    page.goto(base_url + "lesson-04.html")
+    results = search(page, "is_error")
+    assert results, "is_error is in the book"
+    marks = page.locator(f"{RESULTS} mark").all_inner_texts()
+    assert marks and {m.lower() for m in marks} == {"is_error"}, f"only is_error is marked, not every 'is': {marks}"
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")
+    assert search(page, "error"), "a part of an identifier still finds it"
+
+
+def test_places_that_say_every_word_come_first(page, base_url, site_dir):
+    index = json.loads((site_dir / "search" / "index.json").read_text())
+    text = {f["url"]: f.get("text", "").lower() for f in index["index"]["storedFields"].values()}
+    page.goto(base_url + "lesson-11.html")
+    results = search(page, "torn write")
+    assert results and "torn" in results[0]["snippet"].lower(), results[0]
+    saying = [("torn" in text[r["href"]] and "write" in text[r["href"]]) for r in results]
+    assert saying == sorted(saying, reverse=True), f"a place without every word ranks above one with all: {results}"
 
 
 def test_the_index_never_gives_away_an_explanation_or_a_model_answer(page, base_url, site_dir):
