@@ -7,7 +7,9 @@ reads the tests without running them). This module only asks them; it cuts nothi
 """
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from pathlib import Path
 
 import stages
@@ -112,16 +114,20 @@ class Labs:
                 if "__pycache__" not in p.parts}
 
     def downloads(self, page: Page) -> dict[str, bytes | Path]:
-        """downloads/lesson-NN/: the lesson's lab folder, runnable with plain CPython."""
-        base = f"downloads/lesson-{page.id}/"
+        """downloads/lesson-NN/: the lesson's lab folder, runnable with plain CPython, and the
+        same folder as one file, downloads/lesson-NN.zip: a static host lists no folders, so
+        the page links the zip and the folder's single files, never the folder."""
+        folder = f"lesson-{page.id}/"
         files: dict[str, bytes | Path] = {}
         for number in range(1, len(page.labs) + 1):
             name = "harness.py" if number == 1 else f"harness-lab{number}.py"
-            files[base + name] = self.stages.starting(page.point(number)).encode("utf-8")
-        files[base + "tests.py"] = self.tests_file(page)
+            files[folder + name] = self.stages.starting(page.point(number)).encode("utf-8")
+        files[folder + "tests.py"] = self.tests_file(page)
         for name, path in self._lab_package().items():
-            files[base + name] = path
-        return files
+            files[folder + name] = path
+        made = {f"downloads/{name}": data for name, data in files.items()}
+        made[f"downloads/lesson-{page.id}.zip"] = zipped(files)
+        return made
 
     def py(self, pages: list[Page]) -> dict[str, bytes | Path]:
         """py/: what the page's worker loads (docs/architecture.md, "The page's Python")."""
@@ -137,3 +143,16 @@ class Labs:
         listing = sorted(name.removeprefix("py/") for name in files)
         files["py/files.json"] = json.dumps({"files": listing}, indent=1).encode("utf-8")
         return files
+
+
+def zipped(files: dict[str, bytes | Path]) -> bytes:
+    """`files` as one zip, the same bytes for the same files: sorted, with one fixed date."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            data = files[name]
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data.read_bytes() if isinstance(data, Path) else data)
+    return buffer.getvalue()
