@@ -1,14 +1,16 @@
 // Labs: an editor holding the reader's harness.py (at first the lab's starting file), "Run tests"
 // (lab_check in the worker, the very runner the downloaded folder uses), the checklist marked
 // test by test, and the lab folder as a zip made here in the browser.
-import { request } from "./python.js";
+import { request, stop } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
 import { makeZip, download } from "./zip.js";
 import { button, element } from "./dom.js";
 
 const SITE = new URL("../../", import.meta.url);
-const TEST_TIMEOUT = 60; // seconds for a whole lab's tests
+// Seconds one test may take before the run is stopped and that test named: the reference passes
+// each in well under a second; only code that never finishes comes near it.
+export const TEST_LIMIT = 20;
 
 async function fetchText(path) {
   const response = await fetch(new URL(path, SITE));
@@ -36,9 +38,11 @@ class Lab {
     const bar = document.createElement("div");
     bar.className = "lab-bar";
     this.runButton = button("Run tests", "lab-run", () => this.runTests());
+    this.stopButton = button("Stop", "lab-stop", () => this.stop("you pressed Stop"));
+    this.stopButton.hidden = true;
     this.resetButton = button("Reset to the starting file", "lab-reset", () => this.reset());
     this.downloadButton = button("Download this lab's folder (.zip)", "lab-download", () => this.download());
-    bar.append(this.runButton, this.resetButton, this.downloadButton);
+    bar.append(this.runButton, this.stopButton, this.resetButton, this.downloadButton);
     this.code.after(bar);
     this.report = document.createElement("div");
     this.report.className = "lab-report";
@@ -111,32 +115,96 @@ class Lab {
     return null;
   }
 
-  async runTests() {
-    if (this.running) return;
-    this.running = true;
-    this.runButton.disabled = true;
-    this.section.dataset.state = "running";
-    this.report.textContent = "Running the tests…";
-    const text = this.currentText();
-    const result = await request(
-      { type: "test", lesson: this.lesson, lab: this.number, tests: this.tests, harness: text },
-      { timeout: TEST_TIMEOUT });
-    this.running = false;
-    this.runButton.disabled = false;
-    if (result.type === "results") this.show(result.results, text);
-    else {
-      this.section.dataset.state = "failed";
-      this.report.textContent = result.type === "stopped"
-        ? `The tests were stopped: ${result.reason}.` : `The tests could not run: ${result.reason}`;
-    }
+  /** The checklist's items, in the order the tests run. */
+  items() {
+    return this.list ? [...this.list.querySelectorAll("li[data-test]")] : [];
   }
 
-  show(results, text) {
-    for (const li of this.list ? this.list.querySelectorAll("li[data-test]") : []) {
+  /** Forget the last run's ticks and messages: a run starts from a blank checklist. */
+  clearTicks() {
+    for (const li of this.items()) {
       li.dataset.status = "";
       li.querySelector(".test-message")?.remove();
       li.querySelector(".test-same")?.remove();
     }
+  }
+
+  async runTests() {
+    if (this.running) return;
+    this.running = true;
+    this.cancelled = null;
+    this.started = false;
+    this.finished = new Set();   // the checklist items whose test has reported
+    this.runButton.disabled = true;
+    this.stopButton.hidden = false;
+    this.section.dataset.state = "running";
+    this.clearTicks();
+    this.report.textContent = "Running the tests…";
+    const text = this.currentText();
+    const limit = () => {   // a fresh TEST_LIMIT for each test, from its start
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.stop("time"), TEST_LIMIT * 1000);
+    };
+    const result = await request(
+      { type: "test", lesson: this.lesson, lab: this.number, tests: this.tests, harness: text },
+      {
+        // python.js's own limit is only the backstop of this one, per test
+        timeout: TEST_LIMIT * (this.items().length + 1) + 30,
+        onStart: () => {
+          if (this.cancelled) return stop(this.cancelled);   // stopped while it waited its turn
+          this.started = true;
+          limit();
+        },
+        onProgress: (test) => {
+          limit();
+          const li = this.item(String(test.id));
+          if (li) {
+            this.finished.add(li);
+            li.dataset.status = test.status === "pass" ? "pass" : "fail";
+          }
+        },
+      });
+    clearTimeout(this.timer);
+    this.running = false;
+    this.runButton.disabled = false;
+    this.stopButton.hidden = true;
+    const stopped = this.cancelled ?? (result.stoppedBy || result.type === "stopped" ? "time" : null);
+    if (result.type === "results" && !result.stoppedBy) this.show(result.results, text);
+    else if (stopped) this.showStopped(stopped);
+    else {
+      this.section.dataset.state = "failed";
+      this.report.textContent = `The tests could not run: ${result.reason}`;
+    }
+  }
+
+  /** Stop the run: `why` is "time" (a test passed TEST_LIMIT) or what the reader did. */
+  stop(why) {
+    if (!this.running || this.cancelled) return;
+    this.cancelled = why;
+    if (this.started) stop(why === "time" ? `the ${TEST_LIMIT} s limit of one test` : why);
+  }
+
+  /** Say which test the stop cut short, in a sentence, under the ticks of those that finished. */
+  showStopped(why) {
+    this.section.dataset.state = "failed";
+    const cut = this.started ? this.items().find((li) => !this.finished.has(li)) : null;
+    const name = cut ? `“${cut.textContent.trim()}”` : null;
+    let sentence;
+    if (why === "time") {
+      sentence = `${name ?? "A test"} did not finish: your code did not finish within ${TEST_LIMIT} s, so the tests were stopped. ` +
+        "Look for a loop that never ends, or a call that waits for ever, in the code this test runs.";
+    } else {
+      sentence = name ? `You stopped the tests while they ran ${name}.` : "You stopped the tests before they started.";
+    }
+    if (cut) {
+      cut.dataset.status = "fail";
+      cut.append(element("p", "test-message", why === "time" ? `Did not finish within ${TEST_LIMIT} s.` : "Stopped."));
+    }
+    this.report.replaceChildren(element("p", "lab-summary", sentence));
+  }
+
+  show(results, text) {
+    this.clearTicks();
     this.report.textContent = "";
     const failures = results.filter((result) => result.status !== "pass");
     const groups = sameFailures(failures);

@@ -77,6 +77,7 @@ export function start() {
     }
     if (!current || data.id !== current.id) return;
     if (data.type === "out") current.onOutput(data.text);
+    else if (data.type === "progress") current.onProgress(data.result);
     else finish(data);
   };
   worker.onmessage = ({ data }) => receive(data);
@@ -111,9 +112,10 @@ function restart() {
  * Run one request in the worker: {type: "run", name, lesson, source, harness} or
  * {type: "test", lesson, lab, tests, harness}. Resolves with the worker's answer ("done",
  * "results" or "fail"), or {type: "stopped", reason} when Stop or the time limit ended it.
- * onOutput(text) receives the output as it comes.
+ * onOutput(text) receives the output as it comes; onProgress(result) each lab test's result as it
+ * finishes.
  */
-export function request(message, { onOutput = () => {}, timeout = DEFAULT_TIMEOUT, onStart = () => {} } = {}) {
+export function request(message, { onOutput = () => {}, onProgress = () => {}, timeout = DEFAULT_TIMEOUT, onStart = () => {} } = {}) {
   const job = queue.then(async () => {
     try {
       await ready;
@@ -122,7 +124,7 @@ export function request(message, { onOutput = () => {}, timeout = DEFAULT_TIMEOU
     }
     return new Promise((resolve) => {
       const id = nextId++;
-      current = { id, onOutput, resolve, timer: 0, grace: 0 };
+      current = { id, onOutput, onProgress, resolve, timer: 0, grace: 0 };
       if (interrupt) Atomics.store(interrupt, 0, 0);
       current.timer = setTimeout(() => stop(`the ${timeout} s time limit`), timeout * 1000);
       setState("running");

@@ -9,6 +9,7 @@
 //   {type: "run", id, name, lesson, source, harness}  run a cell; harness: the reader's file text,
 //                                                     or null for the book's reference harness
 //   {type: "test", id, lesson, lab, tests, harness}   run a lab's tests against the reader's text
+//                                                     ({type: "progress", id, result} per test)
 // Protocol (worker -> page):
 //   {type: "status", state: "booting" | "ready" | "failed", reason?, ms?}
 //   {type: "out", id, text}                           output so far, batched
@@ -191,7 +192,9 @@ function runCell({ id, name, lesson, source, harness }) {
 function runTests({ id, lesson, lab, tests, harness }) {
   try {
     const path = tests.startsWith("py/") ? `${ROOT}/${tests.slice(3)}` : tests;
-    const results = JSON.parse(glue.runTests(harness, lesson, lab, path));
+    // Each test's result as it finishes: the page ticks it, and knows which test a stop cut short.
+    const report = (text) => post({ type: "progress", id, result: JSON.parse(text) });
+    const results = JSON.parse(glue.runTests(harness, lesson, lab, path, report));
     post({ type: "results", id, results });
   } catch (error) {
     failure(id, error);

@@ -11,6 +11,7 @@ import zipfile
 
 import pytest
 
+from conftest import screenshot
 from fixture_site import (editor_text, recorded, run_cell,
                           type_into_editor, wait_editor, wait_ready)
 
@@ -39,6 +40,48 @@ def run_tests(page, lab_id: str, timeout: int = 120_000) -> dict[str, str]:
         timeout=timeout)
     return {li.get_attribute("data-test"): li.get_attribute("data-status")
             for li in page.locator(f"#{lab_id} .lab-tests li[data-test]").all()}
+
+
+HANGING = FIXTURE_SOLUTION.replace('    return f"Hello, {name}."', '    while True:\n        pass')
+
+
+def lab_state(page, lab_id: str) -> str:
+    return page.eval_on_selector(f"#{lab_id}", "node => node.dataset.state || ''")
+
+
+def test_a_lab_that_hangs_is_stopped_and_its_test_named(page, fixture_url):
+    """Stop ends a lab run like a cell's; a test that runs past the limit is named in a sentence;
+    a new run starts from a blank checklist; and the next run after a stop works."""
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    wait_editor(page, "#lab-99-1")
+    assert run_tests(page, "lab-99-1")["Lab1.test_greet"] == "pass"   # ticks from a run before
+
+    type_into_editor(page, "#lab-99-1", HANGING)
+    stop = page.locator("#lab-99-1 .lab-stop")
+    assert stop.is_hidden()
+    page.locator("#lab-99-1 .lab-run").click()
+    statuses = [li.get_attribute("data-status") for li in page.locator("#lab-99-1 li[data-test]").all()]
+    assert statuses == ["", ""], f"the last run's ticks clear when a run starts: {statuses}"
+    assert lab_state(page, "lab-99-1") == "running" and stop.is_visible()
+    stop.click()
+    page.wait_for_function("document.getElementById('lab-99-1').dataset.state === 'failed'", timeout=15_000)
+    verdict = page.locator("#lab-99-1 .lab-summary").inner_text()
+    assert verdict.startswith("You stopped the tests") and "greet" in verdict, verdict
+    assert "Traceback" not in page.locator("#lab-99-1 .lab-report").inner_text()
+    assert stop.is_hidden()
+
+    page.locator("#lab-99-1 .lab-run").click()
+    page.wait_for_function("document.getElementById('lab-99-1').dataset.state === 'failed'", timeout=60_000)
+    verdict = page.locator("#lab-99-1 .lab-summary").inner_text()
+    assert "did not finish: your code did not finish within 20 s" in verdict, verdict
+    page.locator("#lab-99-1 .lab-report").scroll_into_view_if_needed()
+    screenshot(page, "lab-hang-stopped")
+    assert page.locator('#lab-99-1 li[data-test="Lab1.test_greet"]').get_attribute("data-status") == "fail"
+    assert "Traceback" not in page.locator("#lab-99-1 .lab-report").inner_text()
+
+    type_into_editor(page, "#lab-99-1", FIXTURE_SOLUTION)
+    assert run_tests(page, "lab-99-1") == {"Lab1.test_greet": "pass", "Lab1.test_remember": "pass"}
 
 
 def test_fixture_lab_fails_passes_and_switches_the_cell_to_the_readers_harness(page, fixture_url, tmp_path):
