@@ -57,7 +57,7 @@ def _static(project: Project) -> dict[str, Content]:
 
 def _manifest_entry(page, source=None, views=None) -> dict:
     return {"id": page.id, "kind": page.kind, "number": page.number, "title": page.title,
-            "subtitle": page.subtitle, "minutes": page.minutes,
+            "subtitle": page.subtitle, "minutes": page.minutes, "capability": page.capability or None,
             "path": page.path if page.written else None,
             "questions": (len(source.model.checks) + len(source.model.prompts)) if source else 0,
             "cells": [{"id": c.id, "editable": c.editable, "lab": c.lab}

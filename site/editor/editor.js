@@ -2,7 +2,7 @@
 // assets/js/editor.bundle.js and imported only when a page first needs an editor.
 //
 // createEditor(parent, text, {onChange, onRun, label, describedBy})
-//   -> {getText, setText, focus, destroy}
+//   -> {getText, setText, focus, destroy, search, lineCount, lineOf, showLine}
 //   onChange(text) after every edit; onRun() on Shift+Enter (and Ctrl/Cmd+Enter).
 //
 // Colours: one syntax theme for the whole book. The token colours are the CSS variables
@@ -17,6 +17,7 @@ import { EditorView, basicSetup } from "codemirror";
 import { EditorState } from "@codemirror/state";
 import { keymap } from "@codemirror/view";
 import { indentWithTab } from "@codemirror/commands";
+import { openSearchPanel } from "@codemirror/search";
 import { indentUnit, HighlightStyle, syntaxHighlighting } from "@codemirror/language";
 import { tags as t } from "@lezer/highlight";
 import { python } from "@codemirror/lang-python";
@@ -101,5 +102,48 @@ export function createEditor(parent, text, { onChange = () => {}, onRun = () => 
     },
     focus: () => view.focus(),
     destroy: () => view.destroy(),
+    /** Open CodeMirror's search panel (the same as Ctrl+F inside the editor). */
+    search: () => openSearchPanel(view),
+    lineCount: () => view.state.doc.lines,
+    /** The number of the first line at or after `from` (wrapping round) that holds `text`, or 0. */
+    lineOf(text, from = 1) {
+      const doc = view.state.doc;
+      for (let i = 0; i < doc.lines; i++) {
+        const number = ((from - 1 + i) % doc.lines) + 1;
+        if (doc.line(number).text.includes(text)) return number;
+      }
+      return 0;
+    },
+    /** The line the cursor is on. */
+    cursorLine: () => view.state.doc.lineAt(view.state.selection.main.head).number,
+    /** Put the cursor at the start of line `number` and scroll `scroller` (the box the editor
+     * sits in) so that the line is near its top. Only that box moves, never the page, unless
+     * `focus` is asked for. */
+    showLine(number, { scroller = view.dom.parentElement, focus = false } = {}) {
+      const line = view.state.doc.line(Math.max(1, Math.min(number, view.state.doc.lines)));
+      view.dispatch({ selection: { anchor: line.from } });
+      if (focus) view.focus();
+      if (!scroller) return;
+      // Far lines' heights are estimates until they are drawn (long lines wrap): scroll, let
+      // CodeMirror draw and measure what is now in view, and correct, a few times over.
+      let rounds = 0;
+      const place = () => view.requestMeasure({
+        // where the line is in the scroller's content: from the drawn line once it is drawn,
+        // from CodeMirror's height estimate until then
+        read: () => {
+          const drawn = view.coordsAtPos(line.from);
+          return drawn ? scroller.scrollTop + drawn.top - scroller.getBoundingClientRect().top
+            : view.lineBlockAt(line.from).top;
+        },
+        write: (top) => {
+          const want = Math.max(0, top - 2 * view.defaultLineHeight);
+          if (Math.abs(scroller.scrollTop - want) > 1 && rounds++ < 4) {
+            scroller.scrollTop = want;
+            place();
+          }
+        },
+      });
+      place();
+    },
   };
 }

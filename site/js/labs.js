@@ -8,6 +8,10 @@ import { makeZip, download } from "./zip.js";
 import { button, element } from "./dom.js";
 
 const SITE = new URL("../../", import.meta.url);
+// The first line of every gap in a starting file (harness_py/stages.py writes them).
+const GAP = "# --- your code ---";
+const STARTING_TITLE = "The file you start from: harness.py";
+const MINE_TITLE = "Your harness.py (the starting file, with your code)";
 // Seconds one test may take before the run is stopped and that test named: the reference passes
 // each in well under a second; only code that never finishes comes near it.
 export const TEST_LIMIT = 20;
@@ -44,6 +48,16 @@ class Lab {
     this.downloadButton = button("Download this lab's folder (.zip)", "lab-download", () => this.download());
     bar.append(this.runButton, this.stopButton, this.resetButton, this.downloadButton);
     this.code.after(bar);
+    // Finding one's way in a long file: the gaps, a search, and room to see more of it.
+    const tools = document.createElement("div");
+    tools.className = "lab-tools";
+    this.gapButton = button("Next gap", "lab-next-gap", () => this.nextGap());
+    this.searchButton = button("Search in the file", "lab-search", () => this.withEditor((editor) => editor.search()));
+    this.tallButton = button("Taller editor", "lab-tall", () => this.toggleTall());
+    this.tallButton.setAttribute("aria-pressed", "false");
+    tools.append(this.gapButton, this.searchButton, this.tallButton);
+    this.code.before(tools);
+    this.title = this.section.querySelector(".lab-file h3");
     this.report = document.createElement("div");
     this.report.className = "lab-report";
     this.report.setAttribute("aria-live", "polite");
@@ -62,8 +76,86 @@ class Lab {
       if (mine.base && mine.base !== hashText(this.starting)) this.offerNewVersion();
       this.openEditor();
     }
-    if (mine && mine.passed) this.section.dataset.passed = "true";
+    this.retitle(this.currentText());
+    if (mine && mine.passed) {
+      this.section.dataset.passed = "true";
+      this.showPassedBefore(mine);
+    }
     this.showDone(Boolean(mine && mine.passed));
+  }
+
+  /** A lab passed on an earlier visit reads as passed: the verdict, and the ticks if the file is
+   * still the one that passed. */
+  showPassedBefore(mine) {
+    const items = this.items();
+    const same = mine.passedCode === undefined || mine.passedCode === this.currentText();
+    if (same) {
+      for (const li of items) li.dataset.status = "pass";
+      this.section.dataset.state = "pass";
+      this.report.replaceChildren(element("p", "lab-summary",
+        `All ${items.length} tests passed when you last ran them, on this file.`));
+    } else {
+      this.report.replaceChildren(element("p", "lab-summary",
+        "You passed this lab before. Your file has changed since: run the tests again to check it."));
+    }
+  }
+
+  /** The heading over the file says whose it is: the starting file, or the reader's. */
+  retitle(text) {
+    if (this.title) this.title.textContent = text === this.starting ? STARTING_TITLE : MINE_TITLE;
+  }
+
+  /** Run `act(editor)` once the editor is there (a click on a tool opens it). */
+  withEditor(act) {
+    return this.openEditor().then(() => this.editor && act(this.editor));
+  }
+
+  /** The cursor to the next gap after it, wrapping round; the editor's box scrolls to it. */
+  nextGap() {
+    this.withEditor((editor) => {
+      const line = editor.lineOf(GAP, editor.cursorLine() + 1);
+      if (line) editor.showLine(line, { scroller: this.holder(), focus: true });
+      else this.gapButton.textContent = "No gaps left";
+    });
+  }
+
+  toggleTall() {
+    const tall = this.section.classList.toggle("is-tall");
+    this.tallButton.setAttribute("aria-pressed", String(tall));
+  }
+
+  /** A long file opens at its first gap: the editor's box scrolls there, the page does not
+   * move. Lines are measured only once they are drawn on screen, so the box is scrolled again
+   * when it first comes into view, unless the reader has touched it by then. */
+  openAtGap(editor) {
+    const gap = editor.lineOf(GAP);
+    const box = this.holder();
+    if (!gap || !box) return;
+    let touched = false;
+    const touch = () => { touched = true; };
+    box.addEventListener("pointerdown", touch, { once: true });
+    box.addEventListener("keydown", touch, { once: true });
+    const place = () => { if (!touched) editor.showLine(gap, { scroller: box }); };
+    requestAnimationFrame(place);
+    const seen = new IntersectionObserver((entries) => {
+      if (!entries.some((entry) => entry.isIntersecting)) return;
+      seen.disconnect();
+      requestAnimationFrame(place);
+    });
+    seen.observe(box);
+  }
+
+  /** The box that scrolls the editor (its .code-editor holder). */
+  holder() {
+    return this.section.querySelector(".code-editor");
+  }
+
+  /** Show line `number` of the reader's file in the editor, with the cursor on it. */
+  showLine(number) {
+    this.withEditor((editor) => {
+      this.holder()?.scrollIntoView({ block: "nearest" });
+      editor.showLine(number, { scroller: this.holder(), focus: true });
+    });
   }
 
   offerNewVersion() {
@@ -81,7 +173,10 @@ class Lab {
       label: `harness.py for lab ${this.lesson}.${this.number}`,
       onRun: () => this.runTests(),
       onChange: (text) => this.edited(text),
-    }).then((editor) => { this.editor = editor; });
+    }).then((editor) => {
+      this.editor = editor;
+      this.openAtGap(editor);
+    });
     return this.opening;
   }
 
@@ -92,6 +187,7 @@ class Lab {
   }
 
   edited(text) {
+    this.retitle(text);
     if (text === this.starting) update("labs", this.key, { code: undefined, base: undefined });
     else update("labs", this.key, { code: text, base: hashText(this.starting) });
   }
@@ -99,6 +195,7 @@ class Lab {
   reset() {
     if (this.editor) this.editor.setText(this.starting);
     else this.code.textContent = this.starting;
+    this.retitle(this.starting);
     update("labs", this.key, { code: undefined, base: undefined });
   }
 
@@ -126,6 +223,7 @@ class Lab {
       li.dataset.status = "";
       li.querySelector(".test-message")?.remove();
       li.querySelector(".test-same")?.remove();
+      li.querySelectorAll(".test-line").forEach((link) => link.remove());
     }
   }
 
@@ -218,14 +316,18 @@ class Lab {
         // A failure said once above is pointed at, not repeated; what the test printed is its own.
         if (group) li.append(element("p", "test-same", pointer(group, groups.length)));
         const own = group ? group.own.get(result) : result.message;
-        if (!ok && own) li.append(element("pre", "test-message", own));
+        if (!ok && own) li.append(element("pre", "test-message", own), ...this.lineLinks(own));
       } else if (!ok && !group) {
         // Not a test of the list: the harness did not import, or the runner itself reported.
         this.report.append(element("pre", "lab-error", result.message || result.sentence || String(result.id)));
       }
     }
     // The failures many tests share, once each, under the verdict and above the tests.
-    this.report.prepend(...groups.map((group) => sharedBlock(group, results.length)));
+    this.report.prepend(...groups.map((group) => {
+      const block = sharedBlock(group, results.length);
+      block.append(...this.lineLinks(group.shared));
+      return block;
+    }));
     const passed = results.length - failures.length;
     const total = this.list ? this.list.querySelectorAll("li[data-test]").length : results.length;
     const all = results.length > 0 && failures.length === 0 && passed >= total;
@@ -236,7 +338,15 @@ class Lab {
     if (all) {
       update("labs", this.key, { passed: true, passedCode: text, useMine: saved("labs", this.key)?.useMine ?? true });
       this.showDone(true);
+      this.section.dispatchEvent(new CustomEvent("book:lab-passed", { bubbles: true, detail: { lab: this.key } }));
     }
+  }
+
+  /** A button to each line of the reader's file that a failure names ("harness.py, line 12"). */
+  lineLinks(message) {
+    const lines = [...new Set([...String(message).matchAll(/harness\.py, line (\d+)/g)].map((m) => Number(m[1])))];
+    return lines.slice(0, 3).map((number) =>
+      button(`Show line ${number} in your file`, "test-line", () => this.showLine(number)));
   }
 
   async download() {

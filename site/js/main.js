@@ -7,6 +7,7 @@ import * as cells from "./cells.js";
 import * as labs from "./labs.js";
 import * as answers from "./answers.js";
 import * as progress from "./progress.js";
+import * as capabilities from "./capabilities.js";
 import * as offline from "./offline.js";
 import * as copy from "./copy.js";
 import * as print from "./print.js";
@@ -27,4 +28,5 @@ print.init();
 contents.init(); // the contents rail and the headings' permalinks
 answers.init(); // after checks.init(): it restores answers by replaying them
 progress.init();
+capabilities.init(); // "What your harness can do": ticked from the labs passed
 offline.init(); // the service worker: the whole book saved for offline study

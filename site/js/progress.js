@@ -46,7 +46,7 @@ function describe(progress) {
 let course = null;
 
 /** course.json, fetched once per page (an empty course when it cannot be read). */
-function courseOnce() {
+export function courseOnce() {
   course ??= fetch(new URL("course.json", SITE)).then((response) => response.json()).catch(() => ({ pages: [] }));
   return course;
 }

@@ -134,8 +134,12 @@ def test_a_harness_that_does_not_import_is_reported_with_its_line(page, fixture_
     shown = page.locator("#lab-99-1").text_content()
     line = broken.splitlines().index("def remember(entries)") + 1
     assert f"line {line}" in shown, shown
-    # The one reason both tests failed is said once, under the verdict, and each test points at it.
-    assert shown.count(f"line {line}") == 1, shown
+    # The one reason both tests failed is said once, under the verdict, and each test points at it;
+    # a button beside it shows that line in the editor.
+    said = " ".join(page.locator("#lab-99-1 .lab-error, #lab-99-1 .test-message").all_text_contents())
+    assert said.count(f"line {line}") == 1, said
+    page.locator("#lab-99-1 .test-line").click()
+    assert editor_view(page, "lab-99-1", CURSOR_LINE) == line
     report = seen(page.locator("#lab-99-1 .lab-report").inner_text())
     assert report.startswith("0 passed, 2 failed.\nBoth tests fail the same way:\nharness.py does not import"), report
     for li in page.locator("#lab-99-1 .lab-tests li[data-test]").all():
@@ -304,3 +308,97 @@ def test_every_lab_fails_on_its_starting_file_and_passes_on_its_solution(page, b
     after = run_tests(page, lab_id)
     assert after and set(after.values()) == {"pass"}, f"lab {point} on its solution: {after}"
     assert page.locator(f"#{lab_id} .lab-done").is_visible()
+
+
+def editor_view(page, lab_id: str, script: str):
+    return page.eval_on_selector(f"#{lab_id} .code-editor", script)
+
+
+CURSOR_LINE = "node => node.bookEditor.cursorLine()"
+LINE_TEXT = "(node, n) => node.bookEditor.view.state.doc.line(n).text"
+
+
+def test_a_long_lab_opens_at_its_first_gap_and_is_searched_inside(page, base_url):
+    """Lesson 11's second lab file is some 470 lines and its first gap is far down: the editor opens there
+    (its box scrolled, the page not moved), Next gap walks the gaps, Search opens CodeMirror's
+    search, Taller gives it the screen, and the heading says whose file it is once edited."""
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(base_url + "lesson-11.html")
+    wait_ready(page)
+    wait_editor(page, "#lab-11-2")
+    text = editor_text(page, "#lab-11-2")
+    first_gap = text.splitlines().index(next(l for l in text.splitlines() if "# --- your code ---" in l)) + 1
+    assert first_gap > 100, "the test needs a gap far down the file"
+    holder = page.locator("#lab-11-2 .code-editor")
+    holder.scroll_into_view_if_needed()   # the reader comes down to the lab
+    # the line with the cursor (CodeMirror's active line) comes to rest inside the editor's box
+    page.wait_for_function("""() => {
+        const box = document.querySelector('#lab-11-2 .code-editor').getBoundingClientRect();
+        const line = document.querySelector('#lab-11-2 .cm-activeLine')?.getBoundingClientRect();
+        return line && line.top >= box.top && line.bottom <= box.bottom;
+    }""")
+    assert "# --- your code ---" in page.locator("#lab-11-2 .cm-activeLine").inner_text(), "the first gap is in view"
+    assert editor_view(page, "lab-11-2", CURSOR_LINE) == first_gap
+    window = page.evaluate("window.scrollY")
+    assert page.evaluate("window.scrollY") == window, "the editor's box scrolled to the gap, not the page"
+    page.evaluate("window.scrollBy(0, -120)")
+    screenshot(page, "lab-long-opened-at-gap")
+
+    page.locator("#lab-11-2 .lab-next-gap").click()
+    second = editor_view(page, "lab-11-2", CURSOR_LINE)
+    assert second != first_gap
+    assert "# --- your code ---" in page.eval_on_selector("#lab-11-2 .code-editor", LINE_TEXT, second)
+
+    page.locator("#lab-11-2 .lab-search").click()
+    search = page.locator("#lab-11-2 .cm-search input[name='search']")
+    search.wait_for()
+    search.type("def append_message")   # typed: the panel reads its query on each key
+    page.keyboard.press("Enter")
+    found = editor_view(page, "lab-11-2", CURSOR_LINE)
+    assert "def append_message" in page.eval_on_selector("#lab-11-2 .code-editor", LINE_TEXT, found)
+    page.keyboard.press("Escape")
+
+    before = holder.bounding_box()["height"]
+    tall = page.locator("#lab-11-2 .lab-tall")
+    tall.click()
+    assert tall.get_attribute("aria-pressed") == "true"
+    assert holder.bounding_box()["height"] > before + 100, "Taller gives the editor more of the screen"
+
+    title = page.locator("#lab-11-2 .lab-file h3")
+    assert title.inner_text().startswith("The file you start from")
+    set_lab_text(page, "lab-11-2", text + "\n# mine\n")
+    assert title.inner_text().startswith("Your harness.py")
+    page.locator("#lab-11-2 .lab-reset").click()
+    assert title.inner_text().startswith("The file you start from")
+
+
+def test_a_failure_names_a_line_and_a_click_shows_it(page, fixture_url):
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    broken = FIXTURE_SOLUTION.replace('    return f"Hello, {name}."', '    return 1 / 0')
+    set_lab_text(page, "lab-99-1", broken)
+    run_tests(page, "lab-99-1")
+    link = page.locator("#lab-99-1 .test-line").first
+    number = int(link.inner_text().split("line ")[1].split()[0])
+    link.click()
+    assert editor_view(page, "lab-99-1", CURSOR_LINE) == number
+    assert "1 / 0" in page.eval_on_selector("#lab-99-1 .code-editor", LINE_TEXT, number)
+
+
+def test_a_passed_lab_reads_as_passed_after_a_reload_and_ticks_its_capability(page, base_url):
+    page.goto(base_url + "lesson-01.html")
+    wait_ready(page)
+    mark = page.locator(".capabilities li").last
+    page.wait_for_function("document.querySelector('.capabilities li')?.dataset.done !== undefined")
+    assert mark.get_attribute("data-done") == "false", "nothing is ticked before its lab passes"
+    set_lab_text(page, "lab-1-1", solution("1.1"))
+    assert set(run_tests(page, "lab-1-1").values()) == {"pass"}
+    page.wait_for_function("document.querySelector('.capabilities li:last-child').dataset.done === 'true'")
+    page.evaluate("() => new Promise(r => setTimeout(r, 400))")  # the save is written 0.3 s after a change
+    page.reload()
+    page.wait_for_function("document.getElementById('lab-1-1').dataset.state === 'pass'")
+    assert "passed when you last ran them" in page.locator("#lab-1-1 .lab-summary").inner_text()
+    statuses = {li.get_attribute("data-status") for li in page.locator("#lab-1-1 li[data-test]").all()}
+    assert statuses == {"pass"}
+    assert page.locator("#lab-1-1 .lab-file h3").inner_text().startswith("Your harness.py")
+    page.wait_for_function("document.querySelector('.capabilities li:last-child').dataset.done === 'true'")
