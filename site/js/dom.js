@@ -17,3 +17,10 @@ export function element(tag, className, text = "") {
   node.textContent = text;
   return node;
 }
+
+/** True when the key press was meant for something the reader is typing into. */
+export function typing(event) {
+  const target = event.target;
+  return target instanceof Element &&
+    (target.closest("input, textarea, select, [contenteditable=''], [contenteditable='true'], .cm-editor") !== null);
+}

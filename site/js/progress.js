@@ -2,6 +2,7 @@
 // answered), and all progress exported as one JSON file or imported from one. An import that is
 // not the book's saved work is refused with a message and changes nothing.
 import { allWork, onChange, problem, replaceAll, warn } from "./storage.js";
+import { element } from "./dom.js";
 import { download } from "./zip.js";
 
 const SITE = new URL("../../", import.meta.url);
@@ -32,9 +33,16 @@ export function summarize(work, course) {
   return pages;
 }
 
+/** A page is complete when its labs have all passed and its questions are all answered. */
+export function complete(progress) {
+  if (!progress || !(progress.labs || progress.questions)) return false;
+  return progress.labsPassed >= progress.labs && progress.answered >= (progress.questions || 0);
+}
+
 function describe(progress) {
   const parts = [];
-  if (progress.labs) parts.push(`${progress.labsPassed} of ${progress.labs} labs passed`);
+  if (progress.labs === 1) parts.push(progress.labsPassed ? "lab passed" : "lab not passed yet");
+  else if (progress.labs) parts.push(`${progress.labsPassed} of ${progress.labs} labs passed`);
   if (progress.cellsEdited) parts.push(`${progress.cellsEdited} cell${progress.cellsEdited === 1 ? "" : "s"} edited`);
   if (progress.answered) {
     parts.push(progress.questions ? `${progress.answered} of ${progress.questions} questions answered`
@@ -65,12 +73,42 @@ function drawProgress(manifest) {
     if (!slot) {
       slot = document.createElement("span");
       slot.className = "page-progress";
-      entry.append(slot);
+      (entry.querySelector(".map-body") || entry).append(slot);  // under the title, not beside it
     }
-    slot.textContent = describe(progress);
-    entry.dataset.progress = progress.labs && progress.labsPassed === progress.labs ? "done"
-      : slot.textContent ? "started" : "none";
+    const done = complete(progress);
+    slot.textContent = (done ? "Complete · " : "") + describe(progress);
+    entry.dataset.progress = done ? "done" : slot.textContent ? "started" : "none";
   }
+  drawCourse(manifest, pages);
+}
+
+/** The map's head: the whole course's progress, and Continue to the first page not complete
+ * (side quests are optional: Continue never sends a reader to one). */
+function drawCourse(manifest, pages) {
+  const box = document.getElementById("course-progress");
+  if (!box) return;
+  const written = (manifest.pages || []).filter((page) => page.path);
+  const path = written.filter((page) => page.kind !== "side-quest" && (page.labs?.length || page.questions));
+  const done = path.filter((page) => complete(pages[page.id]));
+  const started = path.some((page) => pages[page.id] && (pages[page.id].labsPassed || pages[page.id].answered || pages[page.id].cellsEdited));
+  // A new reader starts at the beginning (the welcome page), a returning one where they are.
+  const next = started ? path.find((page) => !complete(pages[page.id])) : written[0];
+  const count = element("p", "course-count", `${done.length} of ${path.length} pages complete`);
+  const bar = document.createElement("progress");
+  bar.className = "course-bar";
+  bar.max = path.length || 1;
+  bar.value = done.length;
+  bar.setAttribute("aria-label", "Pages complete");
+  const parts = [count, bar];
+  if (next) {
+    const name = next.kind === "lesson" ? `Lesson ${next.id}` : next.kind === "checkpoint" ? `Checkpoint ${next.id}` : next.title;
+    const link = element("a", "course-continue", `${started ? "Continue" : "Start"}: ${name}${next.kind === "welcome" ? "" : ` · ${next.title}`}`);
+    link.href = next.path;
+    parts.push(link);
+  } else if (path.length) {
+    parts.push(element("p", "course-done", "Every page is complete: every question answered, every lab passed."));
+  }
+  box.replaceChildren(...parts);
 }
 
 /** The export file's text: the saved work, wrapped with what it is. */

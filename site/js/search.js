@@ -3,7 +3,7 @@
 // library, the first time the reader searches; the service worker keeps both for offline study.
 // A result names its page and section, says what it is (a section, a check, a cell, a lab, a
 // prompt), shows the words around the match, and is a link straight to its anchor.
-import { element } from "./dom.js";
+import { element, typing } from "./dom.js";
 import { queryWords, withWords } from "./search-words.js";
 
 const INDEX = new URL("../../search/index.json", import.meta.url);
@@ -161,12 +161,6 @@ function resultItem(result) {
   return item;
 }
 
-/** True when the key press was meant for something the reader is typing into. */
-function typing(event) {
-  const target = event.target;
-  return target instanceof Element &&
-    (target.closest("input, textarea, select, [contenteditable=''], [contenteditable='true'], .cm-editor") !== null);
-}
 
 export function init() {
   markLanding();

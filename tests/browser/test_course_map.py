@@ -1,0 +1,62 @@
+"""The course map as a reader's home: the whole course's time and progress, Continue to the first
+page not complete, a page marked complete when its questions are answered and its labs pass; and
+← and → turning the pages."""
+from __future__ import annotations
+
+import json
+
+from conftest import screenshot
+
+
+def work_with(pages: list[dict]) -> dict:
+    """Saved work in which every question of `pages` is answered and every lab passed."""
+    labs, answers = {}, {}
+    for page in pages:
+        lesson = str(int(page["id"])) if page["id"].isdigit() else page["id"]
+        for k in range(1, page["questions"] + 1):
+            answers[f"check:{lesson}-{k}"] = {"lesson": lesson, "value": {"option": 1, "right": True}}
+        for lab in page["labs"]:
+            labs[f"{lesson}-{lab['number']}"] = {"passed": True}
+    return {"format": 1, "saved": "2026-12-03T00:00:00Z", "cells": {}, "labs": labs, "answers": answers, "hints": {}}
+
+
+def test_the_map_says_where_to_go_on_and_how_far_the_reader_is(page, base_url, site_dir, tmp_path):
+    course = json.loads((site_dir / "course.json").read_text())
+    written = [p for p in course["pages"] if p["path"]]
+    counted = [p for p in written if p["kind"] != "side-quest" and (p["labs"] or p["questions"])]
+    page.goto(base_url + "index.html")
+    assert "hours in all" in page.locator(".lesson-meta").inner_text()
+    count = page.locator("#course-progress .course-count")
+    count.wait_for()
+    assert count.inner_text() == f"0 of {len(counted)} pages complete"
+    go = page.locator("#course-progress .course-continue")
+    assert go.inner_text().startswith("Start: "), "a new reader is sent to the beginning"
+    assert go.get_attribute("href") == written[0]["path"]
+
+    done = [p for p in counted if p["id"] in ("01", "02")]
+    saved = tmp_path / "progress.json"
+    saved.write_text(json.dumps({"kind": "agent-harness-book progress", "work": work_with(done)}))
+    page.locator("#progress-tools input[type=file]").set_input_files(str(saved))
+    page.wait_for_function("document.querySelector('#progress-tools .progress-message').dataset.state === 'imported'")
+    assert count.inner_text() == f"2 of {len(counted)} pages complete"
+    assert page.locator('[data-page="01"]').get_attribute("data-progress") == "done"
+    assert page.locator('[data-page="01"] .page-progress').inner_text().startswith("Complete")
+    assert page.locator('[data-page="03"]').get_attribute("data-progress") == "none"
+    assert go.inner_text() == "Continue: Lesson 03 · The loop"
+    screenshot(page, "course-map-continue")
+    go.click()
+    page.wait_for_url("**/lesson-03.html")
+
+
+def test_arrow_keys_turn_the_page_but_not_while_typing(page, base_url):
+    page.goto(base_url + "lesson-02.html")
+    page.locator("h1").click()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url("**/lesson-03.html")
+    page.locator("h1").click()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_url("**/lesson-02.html")
+    page.keyboard.press("/")
+    page.keyboard.press("ArrowRight")   # in the search box: a caret moves, the page stays
+    page.wait_for_timeout(300)
+    assert page.url.endswith("lesson-02.html")
