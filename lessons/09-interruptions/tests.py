@@ -150,6 +150,18 @@ class Lab1(unittest.TestCase):
         self.assertEqual(ran, "U A[e1] R(e1) A U A",
                          "The follow-up and its answer belong to the same run: agent_end's "
                          f"messages should be U A[e1] R(e1) A U A; they are {ran}.")
+        kinds = [e["type"] for e in events]
+        self.assertEqual((kinds.count("agent_start"), kinds.count("agent_end"), kinds[-1]),
+                         (1, 1, "agent_end"),
+                         "A follow-up opens one more turn of the same run, not a new run: "
+                         "expected one agent_start and one agent_end, at the end; the events "
+                         f"were {' '.join(kinds)}.")
+        follow = next(k for k, e in enumerate(events) if e["type"] == "message_end"
+                      and e["message"].get("content") == "Now run the tests.")
+        self.assertEqual(kinds[follow - 2:follow], ["turn_end", "turn_start"],
+                         "The follow-up's message_end should open a turn, straight after "
+                         "turn_end and turn_start; before it came "
+                         f"{', '.join(kinds[max(0, follow - 2):follow])}.")
 
     def test_busy_message(self):
         """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()") and queues nothing."""
@@ -205,6 +217,62 @@ class Lab1(unittest.TestCase):
                          f"they are {_users(h.messages)}.")
         self.assertEqual(_shape(h.messages), "U A! U U A U A",
                          f"Expected U A! U U A U A, got {_shape(h.messages)}.")
+
+    def test_two_queues(self):
+        """Steering and follow-ups wait in two queues: queued while idle, the follow-up first, the steering still goes in with the next prompt and the follow-up only at that run's end."""
+        model = lab.ScriptedModel([lab.say("Spaces."), lab.say("Tests pass.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        h.follow_up("Then run the tests.")
+        h.steer("Use spaces.")
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        expected = ["Indent a.py.", "Use spaces.", "Then run the tests."]
+        self.assertEqual(_users(h.messages), expected,
+                         f"The user messages should be {expected}; they are {_users(h.messages)}. "
+                         "Keep two queues, each drained by its own function: steering is asked "
+                         "for with the prompt, follow-ups only when the run would end.")
+        self.assertEqual(_shape(h.messages), "U U A U A",
+                         f"Expected U U A U A, got {_shape(h.messages)}.")
+
+    def test_brake_across_follow_ups(self):
+        """Lesson 5's brake counts every turn of the run, follow-ups included: with max_turns=2, a follow-up's turn that asks for a tool ends the run at turn 3, after two model calls, and a follow-up still queued waits for the next run."""
+        ping = lab.call("ping", {}, id="p1")
+        model = lab.ScriptedModel([lab.say("One."), lab.reply(ping), lab.say("Two."),
+                                   lab.say("Three.")])
+        h = harness.Harness(model, harness.SYSTEM, [_tool("ping")], max_turns=2)
+        h.follow_up("Go on.")
+        h.follow_up("And then?")
+        self._drive(lambda: h.prompt("Start."), sofar=lambda: h.messages)
+        self.assertEqual((len(model.calls), _shape(h.messages)), (2, "U A U A[p1] R(p1) A!"),
+                         f"With max_turns=2 the run made {len(model.calls)} model call(s) and "
+                         f"left {_shape(h.messages)}; expected 2 and U A U A[p1] R(p1) A!. Count "
+                         "turns across the whole run, follow-ups included, never per follow-up, "
+                         "and pass max_turns on to run_agent.")
+        last = h.messages[-1]
+        self.assertEqual(last.get("error_message"), "Agent stopped after max_turns=2",
+                         f"The run should end on the turn limit's message; it ended on "
+                         f"{lab.show([last])}.")
+        self._drive(lambda: h.prompt("Again."), sofar=lambda: h.messages)
+        expected = ["Start.", "Go on.", "Again.", "And then?"]
+        self.assertEqual(_users(h.messages), expected,
+                         f"The user messages should be {expected}; they are {_users(h.messages)}: "
+                         "the turn limit's stop is a failed reply, after which nobody is asked, "
+                         "and the follow-up left in the queue goes at the end of the next run.")
+
+    def test_tool_failures_still_results(self):
+        """Lesson 4's rule holds in the rewritten loop: a tool that raises becomes a result marked is_error, with the error's words, and the run goes on to the answer."""
+        def broken(arguments):
+            raise ValueError("disk on fire")
+        tool = {"name": "edit", "description": "Breaks.",
+                "parameters": {"type": "object", "properties": {}}, "execute": broken}
+        model = lab.ScriptedModel([lab.reply(lab.call("edit", {}, id="e1")), lab.say("It broke.")])
+        h = harness.Harness(model, harness.SYSTEM, [tool])
+        self._drive(lambda: h.prompt("Edit."), sofar=lambda: h.messages)
+        result = h.messages[2] if len(h.messages) > 2 else {}
+        self.assertEqual((result.get("is_error"), result.get("content"), _shape(h.messages)),
+                         (True, "disk on fire", "U A[e1] R(e1) A"),
+                         "A tool that raises should become a toolResult with is_error True and "
+                         f"the words 'disk on fire', and the run go on; got {lab.show(h.messages)}. "
+                         "Run every call through run_tool.")
 
     def test_loop_asks_callables(self):
         """run_agent itself takes get_steering and get_follow_ups, functions that return lists of user messages, and works with either or both left out."""
