@@ -167,11 +167,17 @@ class Lab1(_LabCase):
                       "there, before anything is pulled, not inside the generator.")
         if not hasattr(run, "__next__"):
             self.fail(f"h.prompt() returned {type(run).__name__}, not the run.")
-        for event in run:
-            if h.is_running is not True:
-                self.fail(f"while the consumer held the {event['type']} event, is_running was "
-                          f"{h.is_running!r}; expected True until the run is exhausted: the run "
-                          "is over when run_agent has no more events, not when an answer comes.")
+        try:
+            for event in run:
+                if h.is_running is not True:
+                    self.fail(f"while the consumer held the {event['type']} event, is_running "
+                              f"was {h.is_running!r}; expected True until the run is exhausted: "
+                              "the run is over when run_agent has no more events, not when an "
+                              "answer comes.")
+        except AssertionError:
+            raise
+        except Exception as error:
+            self.fail(f"pulling the run's events raised {type(error).__name__}: {error}")
         if h.is_running is not False:
             self.fail(f"after the run was pulled to its end, is_running is {h.is_running!r}; "
                       "expected False. Clear the flag in _run, after the last event.")
