@@ -51,7 +51,7 @@ def _new_users(request):
 class Lab1(unittest.TestCase):
     longMessage = False
 
-    def _drive(self, start, on_event=None, sofar=None):
+    def _drive(self, start, on_event=None, sofar=None, exhausted=None):
         """Call start() to get a run, consume it, hand each event to on_event; return the events.
         Whatever the code under test raises becomes a failure that says what happened."""
         events = []
@@ -62,9 +62,9 @@ class Lab1(unittest.TestCase):
                     on_event(event)
         except lab.ScriptExhausted:
             where = f" The transcript by then: {_shape(sofar())}." if sofar else ""
-            self.fail("The run went on asking the model after this test's script had run out: "
-                      "a queued message was taken where it should not have been, or taken "
-                      f"twice.{where}")
+            self.fail((exhausted or "The run went on asking the model after this test's script "
+                       "had run out: a queued message was taken where it should not have been, "
+                       "or taken twice.") + where)
         except Exception as error:       # the reader's code raised: say so, do not error
             mine = [f for f in traceback.extract_tb(error.__traceback__)
                     if Path(f.filename).name == Path(harness.__file__).name]
@@ -259,7 +259,7 @@ class Lab1(unittest.TestCase):
                          "and the follow-up left in the queue goes at the end of the next run.")
 
     def test_tool_failures_still_results(self):
-        """Lesson 4's rule holds in the rewritten loop: a tool that raises becomes a result marked is_error, with the error's words, and the run goes on to the answer."""
+        """Lessons 4 and 5 hold in the rewritten loop: a tool that raises becomes a result marked is_error, with the error's words, and the run goes on; a failed reply that holds a call runs no tool; an exception from model.complete reaches the caller."""
         def broken(arguments):
             raise ValueError("disk on fire")
         tool = {"name": "edit", "description": "Breaks.",
@@ -273,6 +273,31 @@ class Lab1(unittest.TestCase):
                          "A tool that raises should become a toolResult with is_error True and "
                          f"the words 'disk on fire', and the run go on; got {lab.show(h.messages)}. "
                          "Run every call through run_tool.")
+        runs = []
+        failed = dict(lab.reply(lab.call("edit", {}, id="e1")), stop_reason="error",
+                      error_message="cut off")
+        h = harness.Harness(lab.ScriptedModel([failed]), harness.SYSTEM,
+                            [_tool("edit", lambda: runs.append(1))])
+        self._drive(lambda: h.prompt("Edit."), sofar=lambda: h.messages,
+                    exhausted="A failed reply that holds a call had its call run, and the model "
+                              "was asked again: none of a failed reply is acted on.")
+        self.assertEqual((runs, _shape(h.messages)), ([], "U A![e1]"),
+                         f"A failed reply that holds a call ran the tool {len(runs)} time(s) and "
+                         f"left {_shape(h.messages)}; expected no tool run and U A![e1]: none of "
+                         "a failed reply is acted on.")
+        messages = []
+        model = lab.ScriptedModel([lab.raises(ConnectionError("connection reset"))])
+        try:
+            list(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."))
+        except ConnectionError:
+            pass
+        except Exception as error:
+            self.fail(f"When model.complete raised ConnectionError, the run raised "
+                      f"{type(error).__name__}: {error} instead.")
+        else:
+            self.fail("When model.complete raised ConnectionError, the run ended quietly with "
+                      f"{_shape(messages)}; expected the exception to reach the caller, as in "
+                      "lesson 5.")
 
     def test_loop_asks_callables(self):
         """run_agent itself takes get_steering and get_follow_ups, functions that return lists of user messages, and works with either or both left out."""
