@@ -78,6 +78,10 @@ class Lab1(unittest.TestCase):
         h = harness.Harness(model, harness.SYSTEM, [])
         h.steer("Use spaces.")
         self._drive(lambda: h.prompt("Indent the file."), sofar=lambda: h.messages)
+        odd = [m for m in h.messages if not isinstance(m, dict)]
+        if odd:
+            self.fail(f"The transcript holds {odd[0]!r}, a {type(odd[0]).__name__}, not a "
+                      "message: steer(text) and follow_up(text) queue user_message(text).")
         self.assertEqual(_shape(model.calls[0].messages), "U U",
                          "The first model call should be sent the prompt and the steering (U U); "
                          f"it was sent {_shape(model.calls[0].messages)}.")
