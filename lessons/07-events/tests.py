@@ -68,17 +68,32 @@ class Lab1(unittest.TestCase):
             self.fail(f"{what} raised {type(error).__name__}: {error}")
 
     def _call(self, function, *args):
-        """(value, printed) of function(*args), or a plain FAIL naming the exception."""
-        out = io.StringIO()
+        """(value, printed) of function(*args), or a plain FAIL naming the exception. What it
+        printed to stdout is `printed`; what it printed to stderr is kept in self.stderr."""
+        out, err = io.StringIO(), io.StringIO()
         try:
-            with contextlib.redirect_stdout(out):
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 value = function(*args)
         except AssertionError:
             raise
         except Exception as error:
             self.fail(f"{getattr(function, '__qualname__', 'it')} raised "
                       f"{type(error).__name__}: {error}")
+        self.stderr = err.getvalue()
         return value, out.getvalue()
+
+    def _run(self, model, tools, what, hint="", **options):
+        """(events, messages) of a whole run of "Go.", or a plain FAIL naming the exception."""
+        messages = []
+        try:
+            events = list(harness.run_agent(model, harness.SYSTEM, messages, tools, "Go.",
+                                            **options))
+        except lab.ScriptExhausted:
+            self.fail(f"{what}, the model was called {len(model.calls)} times, more than it "
+                      f"should have been; the transcript by then: {lab.shape(messages)}")
+        except Exception as error:
+            self.fail(f"{what}, the run raised {type(error).__name__}: {error}{hint}")
+        return events, messages
 
     def test_a_generator(self):
         """run_agent is a generator: calling it calls no model and appends nothing, and the first event it yields is agent_start."""
@@ -236,6 +251,8 @@ class Lab1(unittest.TestCase):
         self.assertEqual((printed, ok), ("It said pong.\n", True),
                          f"finish() printed {printed!r} and returned {ok!r}; expected "
                          "'It said pong.\\n' and True")
+        self.assertEqual(self.stderr, "", f"finish() wrote {self.stderr!r} to stderr after a "
+                         "run that ended well; expected nothing there")
 
     def test_final_text_renderer_on_failure(self):
         """After a run that failed, finish() prints "Error: 503 overloaded" and returns False; with no assistant message at all it prints nothing and returns False."""
@@ -249,9 +266,81 @@ class Lab1(unittest.TestCase):
                          "expected 'Error: 503 overloaded\\n' and False")
         frontend, _ = self._call(harness.FinalTextRenderer)
         ok, printed = self._call(frontend.finish)
-        self.assertEqual((printed, ok), ("", False),
-                         f"with no events at all finish() printed {printed!r} and returned "
-                         f"{ok!r}; expected nothing and False")
+        self.assertEqual((printed, self.stderr, ok), ("", "", False),
+                         f"with no events at all finish() printed {printed!r} (stderr "
+                         f"{self.stderr!r}) and returned {ok!r}; expected nothing and False: "
+                         "a frontend that saw no answer cannot vouch for the run")
+
+    def test_brake_still_holds(self):
+        """Lesson 5's brake still holds: with max_turns=2 a model that never stops asking is called twice and the run ends on "Agent stopped after max_turns=2"; an answer in the second allowed turn ends the run well; without max_turns a run of three model calls is not cut short."""
+        ping = lab.call("ping", {}, id="p1")
+        model = lab.ScriptedModel([lab.reply(ping)] * 3)    # a limit dropped fails, fast
+        events, messages = self._run(model, [_echo([])], "with max_turns=2 and a runaway",
+                                     max_turns=2)
+        self.assertEqual(len(model.calls), 2,
+                         f"with max_turns=2 the model was called {len(model.calls)} time(s); "
+                         "expected 2. Count the turns and check before the call: when a turn "
+                         "would be number max_turns + 1, its reply is the error message")
+        last = messages[-1] if messages else {}
+        self.assertEqual(last.get("error_message"), "Agent stopped after max_turns=2",
+                         "the run should end on error_message(\"Agent stopped after "
+                         f"max_turns=2\"); it ended on {lab.show(messages[-1:]) or 'nothing'}")
+        model = lab.ScriptedModel([lab.reply(ping), lab.say("Done.")])
+        events, messages = self._run(model, [_echo([])], "with max_turns=2 and an answer in "
+                                     "turn 2", max_turns=2)
+        self.assertEqual(lab.shape(messages), "U A[p1] R(p1) A",
+                         "an answer in the last allowed turn should end the run well, U A[p1] "
+                         f"R(p1) A; it left {lab.shape(messages)}: the check comes before a "
+                         "call, never after one")
+        model = lab.ScriptedModel([lab.reply(ping), lab.reply(ping), lab.say("Done.")])
+        events, messages = self._run(model, [_echo([])], "without max_turns")
+        self.assertEqual((len(model.calls), lab.shape(messages)),
+                         (3, "U A[p1] R(p1) A[p1] R(p1) A"),
+                         f"without max_turns the run made {len(model.calls)} model calls and "
+                         f"left {lab.shape(messages)}; expected 3 calls and U A[p1] R(p1) A[p1] "
+                         "R(p1) A: max_turns=None means no limit")
+
+    def test_failures_still_results(self):
+        """Lessons 4 and 5 still hold: a tool that raises becomes a result marked is_error and the run goes on; a failed reply that holds a call runs no tool; an exception from model.complete is not caught, and the record keeps the prompt."""
+        def broken(arguments):
+            raise ValueError("disk on fire")
+        tool = {"name": "ping", "description": "Breaks.",
+                "parameters": {"type": "object", "properties": {}}, "execute": broken}
+        model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")), lab.say("It broke.")])
+        events, messages = self._run(model, [tool], "with a tool that raises",
+                                     hint=". A tool's exception should become a result: run "
+                                          "every call through run_tool, as lesson 4 does")
+        result = messages[2] if len(messages) > 2 else {}
+        self.assertEqual((result.get("is_error"), result.get("content"), lab.shape(messages)),
+                         (True, "disk on fire", "U A[p1] R(p1) A"),
+                         "a tool that raises should become a toolResult with is_error True and "
+                         f"the error's words, and the run go on to the answer; got "
+                         f"{lab.show(messages)}. Run every call through run_tool")
+        runs = []
+        failed = dict(lab.reply(lab.call("ping", {}, id="p1")), stop_reason="error",
+                      error_message="cut off")
+        model = lab.ScriptedModel([failed])
+        events, messages = self._run(model, [_echo(runs)], "with a failed reply holding a call")
+        self.assertEqual((runs, lab.shape(messages)), ([], "U A![p1]"),
+                         f"a failed reply that holds a call ran the tool {len(runs)} time(s) and "
+                         f"left {lab.shape(messages)}; expected no tool run and U A![p1]: none "
+                         "of a failed reply is acted on")
+        model = lab.ScriptedModel([lab.raises(ConnectionError("connection reset"))])
+        messages = []
+        try:
+            list(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."))
+        except ConnectionError:
+            pass
+        except Exception as error:
+            self.fail(f"when model.complete raised ConnectionError, the run raised "
+                      f"{type(error).__name__}: {error} instead")
+        else:
+            self.fail("when model.complete raised ConnectionError, the run ended quietly with "
+                      f"{lab.shape(messages)}; expected the exception to reach the consumer: "
+                      "lesson 5 lets it go up to the caller")
+        self.assertEqual(lab.shape(messages), "U",
+                         f"after model.complete raised, the record is {lab.shape(messages)}; "
+                         "expected U, the prompt and nothing more")
 
     def test_json_renderer_beside_it(self):
         """The same kind of run through the given JsonRenderer prints one JSON line per event, 12 lines, and finish() returns True."""

@@ -83,13 +83,16 @@ class _LabCase(unittest.TestCase):
 class Lab1(_LabCase):
 
     def test_prompt_runs(self):
-        """h.prompt("Hi") returns the run; pulled to its end it yields agent_start ... agent_end, and h.messages then holds the prompt and the reply."""
+        """h.prompt("Hi") returns the run; pulled to its end it yields run_agent's events unchanged, agent_start to agent_end, and h.messages then holds the prompt and the reply."""
         h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
         events = self.drive(self.prompt(h, "Hi", "On a new harness"), "On a new harness")
-        ends = (events[0]["type"], events[-1]["type"]) if events else ("(none)", "(none)")
-        if ends != ("agent_start", "agent_end"):
-            self.fail(f"the run's events went from {ends[0]} to {ends[1]}; expected agent_start "
-                      "first and agent_end last: yield every event of run_agent, unchanged.")
+        kinds = [event.get("type") if isinstance(event, dict) else repr(event)
+                 for event in events]
+        want = ["agent_start", "turn_start", "message_end", "message_end", "turn_end",
+                "agent_end"]
+        if kinds != want:
+            self.fail(f"the run's events were {', '.join(kinds) or '(none)'}; expected "
+                      f"{', '.join(want)}: yield every event of run_agent, unchanged.")
         if callable(h.messages):
             self.fail("h.messages gives back a method, not the transcript: put @property on the "
                       "line above def messages(self), so that it is read without brackets.")
@@ -164,11 +167,17 @@ class Lab1(_LabCase):
                       "there, before anything is pulled, not inside the generator.")
         if not hasattr(run, "__next__"):
             self.fail(f"h.prompt() returned {type(run).__name__}, not the run.")
-        for event in run:
-            if h.is_running is not True:
-                self.fail(f"while the consumer held the {event['type']} event, is_running was "
-                          f"{h.is_running!r}; expected True until the run is exhausted: the run "
-                          "is over when run_agent has no more events, not when an answer comes.")
+        try:
+            for event in run:
+                if h.is_running is not True:
+                    self.fail(f"while the consumer held the {event['type']} event, is_running "
+                              f"was {h.is_running!r}; expected True until the run is exhausted: "
+                              "the run is over when run_agent has no more events, not when an "
+                              "answer comes.")
+        except AssertionError:
+            raise
+        except Exception as error:
+            self.fail(f"pulling the run's events raised {type(error).__name__}: {error}")
         if h.is_running is not False:
             self.fail(f"after the run was pulled to its end, is_running is {h.is_running!r}; "
                       "expected False. Clear the flag in _run, after the last event.")
@@ -212,6 +221,63 @@ class Lab1(_LabCase):
         if _shape(h.messages) != "U A! U A":
             self.fail(f"after the failed run and the next one, h.messages is "
                       f"{_shape(h.messages)}; expected U A! U A.")
+
+    def test_messages_during_a_run(self):
+        """h.messages read during a run is the transcript as it stands: at every message_end of a run with a tool call, the message announced is already the last of h.messages."""
+        model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")), lab.say("Pong.")])
+        h = self.build(model, [_ping()])
+        run = self.prompt(h, "Ping it.", "On a new harness")
+        if not hasattr(run, "__next__"):
+            self.fail(f"h.prompt() returned {type(run).__name__}, not the run.")
+        seen = 0
+        try:
+            for event in run:
+                if event.get("type") != "message_end":
+                    continue
+                seen += 1
+                now = h.messages
+                if not now or now[-1] is not event["message"]:
+                    self.fail(f"at the message_end of {lab.show([event['message']])}, h.messages "
+                              f"was {_shape(now)}; expected it to end on that message. Build the "
+                              "tuple from self._messages at every read, and hand run_agent that "
+                              "very list, so the harness's transcript grows as the run goes.")
+        except AssertionError:
+            raise
+        except Exception as error:
+            self.fail(f"pulling the run's events raised {type(error).__name__}: {error}")
+        if seen != 4:
+            self.fail(f"the run announced {seen} messages; expected 4, U A[p1] R(p1) A.")
+
+    def test_settings_reach_the_loop(self):
+        """The harness's own system prompt and tools reach the loop: built with system "Be brief." and a ping tool, it sends both on every model call and runs the tool; two harnesses built without messages= keep a transcript each."""
+        ran = []
+        ping = {"name": "ping", "description": "Answers pong.",
+                "parameters": {"type": "object", "properties": {}},
+                "execute": lambda arguments: ran.append(1) or "pong"}
+        model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")), lab.say("Pong.")])
+        try:
+            h = harness.Harness(model, "Be brief.", [ping])
+        except Exception as error:
+            self.fail(f"Harness(model, \"Be brief.\", [ping]) raised {type(error).__name__}: "
+                      f"{error}")
+        self.drive(self.prompt(h, "Ping it.", "On a new harness"), "In a run with a tool")
+        systems = [request.system for request in model.calls]
+        if systems != ["Be brief.", "Be brief."]:
+            self.fail(f"the model calls were sent the system prompts {systems}; expected "
+                      "'Be brief.' on both: keep the system prompt you are given and pass it "
+                      "to run_agent, not the module's SYSTEM.")
+        names = [[spec.get("name") for spec in request.tools] for request in model.calls]
+        if names != [["ping"], ["ping"]] or ran != [1]:
+            self.fail(f"the model calls were offered the tools {names} and the tool ran "
+                      f"{len(ran)} time(s); expected ['ping'] on both calls and one run: keep "
+                      "the tools you are given and pass them to run_agent.")
+        first = self.build(lab.ScriptedModel([lab.say("Hello.")]))
+        second = self.build(lab.ScriptedModel([]))
+        self.drive(self.prompt(first, "Hi", "On a new harness"), "On the first harness")
+        if len(second.messages) != 0:
+            self.fail(f"a run on one harness left {_shape(second.messages)} in another harness "
+                      "that was never prompted; expected it empty. Each harness needs a list of "
+                      "its own: list(messages) in __init__, never a shared default list.")
 
     def test_max_turns_passed_on(self):
         """Harness(..., max_turns=1) hands max_turns to the loop: a model that never stops asking is stopped after one call."""

@@ -51,7 +51,7 @@ def _new_users(request):
 class Lab1(unittest.TestCase):
     longMessage = False
 
-    def _drive(self, start, on_event=None, sofar=None):
+    def _drive(self, start, on_event=None, sofar=None, exhausted=None):
         """Call start() to get a run, consume it, hand each event to on_event; return the events.
         Whatever the code under test raises becomes a failure that says what happened."""
         events = []
@@ -62,9 +62,9 @@ class Lab1(unittest.TestCase):
                     on_event(event)
         except lab.ScriptExhausted:
             where = f" The transcript by then: {_shape(sofar())}." if sofar else ""
-            self.fail("The run went on asking the model after this test's script had run out: "
-                      "a queued message was taken where it should not have been, or taken "
-                      f"twice.{where}")
+            self.fail((exhausted or "The run went on asking the model after this test's script "
+                       "had run out: a queued message was taken where it should not have been, "
+                       "or taken twice.") + where)
         except Exception as error:       # the reader's code raised: say so, do not error
             mine = [f for f in traceback.extract_tb(error.__traceback__)
                     if Path(f.filename).name == Path(harness.__file__).name]
@@ -78,6 +78,10 @@ class Lab1(unittest.TestCase):
         h = harness.Harness(model, harness.SYSTEM, [])
         h.steer("Use spaces.")
         self._drive(lambda: h.prompt("Indent the file."), sofar=lambda: h.messages)
+        odd = [m for m in h.messages if not isinstance(m, dict)]
+        if odd:
+            self.fail(f"The transcript holds {odd[0]!r}, a {type(odd[0]).__name__}, not a "
+                      "message: steer(text) and follow_up(text) queue user_message(text).")
         self.assertEqual(_shape(model.calls[0].messages), "U U",
                          "The first model call should be sent the prompt and the steering (U U); "
                          f"it was sent {_shape(model.calls[0].messages)}.")
@@ -150,6 +154,18 @@ class Lab1(unittest.TestCase):
         self.assertEqual(ran, "U A[e1] R(e1) A U A",
                          "The follow-up and its answer belong to the same run: agent_end's "
                          f"messages should be U A[e1] R(e1) A U A; they are {ran}.")
+        kinds = [e["type"] for e in events]
+        self.assertEqual((kinds.count("agent_start"), kinds.count("agent_end"), kinds[-1]),
+                         (1, 1, "agent_end"),
+                         "A follow-up opens one more turn of the same run, not a new run: "
+                         "expected one agent_start and one agent_end, at the end; the events "
+                         f"were {' '.join(kinds)}.")
+        follow = next(k for k, e in enumerate(events) if e["type"] == "message_end"
+                      and e["message"].get("content") == "Now run the tests.")
+        self.assertEqual(kinds[follow - 2:follow], ["turn_end", "turn_start"],
+                         "The follow-up's message_end should open a turn, straight after "
+                         "turn_end and turn_start; before it came "
+                         f"{', '.join(kinds[max(0, follow - 2):follow])}.")
 
     def test_busy_message(self):
         """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()") and queues nothing."""
@@ -205,6 +221,87 @@ class Lab1(unittest.TestCase):
                          f"they are {_users(h.messages)}.")
         self.assertEqual(_shape(h.messages), "U A! U U A U A",
                          f"Expected U A! U U A U A, got {_shape(h.messages)}.")
+
+    def test_two_queues(self):
+        """Steering and follow-ups wait in two queues: queued while idle, the follow-up first, the steering still goes in with the next prompt and the follow-up only at that run's end."""
+        model = lab.ScriptedModel([lab.say("Spaces."), lab.say("Tests pass.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        h.follow_up("Then run the tests.")
+        h.steer("Use spaces.")
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        expected = ["Indent a.py.", "Use spaces.", "Then run the tests."]
+        self.assertEqual(_users(h.messages), expected,
+                         f"The user messages should be {expected}; they are {_users(h.messages)}. "
+                         "Keep two queues, each drained by its own function: steering is asked "
+                         "for with the prompt, follow-ups only when the run would end.")
+        self.assertEqual(_shape(h.messages), "U U A U A",
+                         f"Expected U U A U A, got {_shape(h.messages)}.")
+
+    def test_brake_across_follow_ups(self):
+        """Lesson 5's brake counts every turn of the run, follow-ups included: with max_turns=2, a follow-up's turn that asks for a tool ends the run at turn 3, after two model calls, and a follow-up still queued waits for the next run."""
+        ping = lab.call("ping", {}, id="p1")
+        model = lab.ScriptedModel([lab.say("One."), lab.reply(ping), lab.say("Two."),
+                                   lab.say("Three.")])
+        h = harness.Harness(model, harness.SYSTEM, [_tool("ping")], max_turns=2)
+        h.follow_up("Go on.")
+        h.follow_up("And then?")
+        self._drive(lambda: h.prompt("Start."), sofar=lambda: h.messages)
+        self.assertEqual((len(model.calls), _shape(h.messages)), (2, "U A U A[p1] R(p1) A!"),
+                         f"With max_turns=2 the run made {len(model.calls)} model call(s) and "
+                         f"left {_shape(h.messages)}; expected 2 and U A U A[p1] R(p1) A!. Count "
+                         "turns across the whole run, follow-ups included, never per follow-up, "
+                         "and pass max_turns on to run_agent.")
+        last = h.messages[-1]
+        self.assertEqual(last.get("error_message"), "Agent stopped after max_turns=2",
+                         f"The run should end on the turn limit's message; it ended on "
+                         f"{lab.show([last])}.")
+        self._drive(lambda: h.prompt("Again."), sofar=lambda: h.messages)
+        expected = ["Start.", "Go on.", "Again.", "And then?"]
+        self.assertEqual(_users(h.messages), expected,
+                         f"The user messages should be {expected}; they are {_users(h.messages)}: "
+                         "the turn limit's stop is a failed reply, after which nobody is asked, "
+                         "and the follow-up left in the queue goes at the end of the next run.")
+
+    def test_tool_failures_still_results(self):
+        """Lessons 4 and 5 hold in the rewritten loop: a tool that raises becomes a result marked is_error, with the error's words, and the run goes on; a failed reply that holds a call runs no tool; an exception from model.complete reaches the caller."""
+        def broken(arguments):
+            raise ValueError("disk on fire")
+        tool = {"name": "edit", "description": "Breaks.",
+                "parameters": {"type": "object", "properties": {}}, "execute": broken}
+        model = lab.ScriptedModel([lab.reply(lab.call("edit", {}, id="e1")), lab.say("It broke.")])
+        h = harness.Harness(model, harness.SYSTEM, [tool])
+        self._drive(lambda: h.prompt("Edit."), sofar=lambda: h.messages)
+        result = h.messages[2] if len(h.messages) > 2 else {}
+        self.assertEqual((result.get("is_error"), result.get("content"), _shape(h.messages)),
+                         (True, "disk on fire", "U A[e1] R(e1) A"),
+                         "A tool that raises should become a toolResult with is_error True and "
+                         f"the words 'disk on fire', and the run go on; got {lab.show(h.messages)}. "
+                         "Run every call through run_tool.")
+        runs = []
+        failed = dict(lab.reply(lab.call("edit", {}, id="e1")), stop_reason="error",
+                      error_message="cut off")
+        h = harness.Harness(lab.ScriptedModel([failed]), harness.SYSTEM,
+                            [_tool("edit", lambda: runs.append(1))])
+        self._drive(lambda: h.prompt("Edit."), sofar=lambda: h.messages,
+                    exhausted="A failed reply that holds a call had its call run, and the model "
+                              "was asked again: none of a failed reply is acted on.")
+        self.assertEqual((runs, _shape(h.messages)), ([], "U A![e1]"),
+                         f"A failed reply that holds a call ran the tool {len(runs)} time(s) and "
+                         f"left {_shape(h.messages)}; expected no tool run and U A![e1]: none of "
+                         "a failed reply is acted on.")
+        messages = []
+        model = lab.ScriptedModel([lab.raises(ConnectionError("connection reset"))])
+        try:
+            list(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."))
+        except ConnectionError:
+            pass
+        except Exception as error:
+            self.fail(f"When model.complete raised ConnectionError, the run raised "
+                      f"{type(error).__name__}: {error} instead.")
+        else:
+            self.fail("When model.complete raised ConnectionError, the run ended quietly with "
+                      f"{_shape(messages)}; expected the exception to reach the caller, as in "
+                      "lesson 5.")
 
     def test_loop_asks_callables(self):
         """run_agent itself takes get_steering and get_follow_ups, functions that return lists of user messages, and works with either or both left out."""
