@@ -332,3 +332,32 @@ def test_the_lab_verdict_comes_before_its_tests(page, base_url):
     summary = lab.locator(".lab-summary").bounding_box()
     first_test = lab.locator(".lab-tests li").first.bounding_box()
     assert summary["y"] < first_test["y"], "the verdict is above the tests"
+
+
+def test_on_a_phone_a_figure_opens_full_size_with_a_tap(page, base_url):
+    """At 390 px a figure's labels are small: a tap opens the drawing by itself, where the reader
+    can zoom; the caption says so in words too."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(base_url + "lesson-11.html")
+    figure = page.locator("figure.figure").first
+    src = figure.locator("img").get_attribute("src")
+    assert figure.locator(".figure-full").get_attribute("href") == src
+    figure.scroll_into_view_if_needed()
+    screenshot(page, "phone-390-figure")
+    with page.expect_navigation():
+        figure.locator("img").click()
+    assert page.url.endswith(src), page.url
+    assert page.evaluate("document.documentElement.localName") == "svg", "the drawing itself is shown"
+
+
+def test_on_a_phone_the_header_leaves_the_screen_to_the_text(page, base_url):
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(base_url + "lesson-04.html")
+    from fixture_site import wait_ready
+    wait_ready(page)
+    height = page.locator(".site-header").bounding_box()["height"]
+    screenshot(page, "phone-390-header")
+    toggle = page.locator(".theme-toggle")
+    assert toggle.get_attribute("aria-pressed") in ("true", "false") and "theme" in toggle.text_content(), \
+        "the toggle keeps its name for a screen reader"
+    assert height <= 110, f"the header takes {height:.0f} px of 844"
