@@ -22,6 +22,7 @@ SEED_CELLS = json.loads((ROOT / "tests" / "fixtures" / "seed" / "lesson11-cells.
                         .read_text(encoding="utf-8"))
 SEED_MARKS = {3: "editable", 6: "lab"}       # seed cell index -> how the lesson must mark it
 SEED_RIGHT = [1, 1, 1, 2, 1, 1]              # the right option of each of the seed's six checks
+NEW_RIGHT = 0    # the one check the seed lacks (asked before the crash exploration): right first
 
 
 def test_every_seed_cell_is_in_the_lesson_verbatim_in_order_with_its_output():
@@ -50,9 +51,20 @@ def test_the_one_cell_the_seed_lacks_explores_crashes():
         f"{WHERE}:{new[0].line}: the new cell does not call lab.explore_crashes")
 
 
+def _the_new_check():
+    """The check the seed lacks: the last one above the cell that explores crashes, which answers it."""
+    explore = next(cell for cell in ELEVEN.cells if "lab.explore_crashes(" in cell.source)
+    before = [check for check in ELEVEN.model.checks if check.line < explore.line]
+    assert before, f"{WHERE}:{explore.line}: no check above the crash exploration"
+    return before[-1]
+
+
 def test_the_checks_are_the_seeds_with_the_right_answer_in_its_place():
-    checks = ELEVEN.model.checks
-    assert len(checks) == len(SEED_RIGHT), f"{WHERE} has {len(checks)} checks, the seed 6"
+    new = _the_new_check()
+    checks = [check for check in ELEVEN.model.checks if check is not new]
+    assert len(checks) == len(SEED_RIGHT), f"{WHERE} has {len(checks)} seed checks, the seed 6"
+    assert [o.right for o in new.options] == [i == NEW_RIGHT for i in range(len(new.options))], (
+        f"{WHERE}:{new.line}: the new check's right option moved")
     for check, right in zip(checks, SEED_RIGHT):
         assert len(check.options) == 3, f"{WHERE}:{check.line}: the seed's three options"
         assert [o.right for o in check.options] == [i == right for i in range(3)], (

@@ -13,7 +13,9 @@ page, deterministically, a thousand times a second, so the disk is a dict and th
   it, every byte it had handed to the operating system included, and an empty `writes`.
 - `ws.reboot(power_loss=True)` is the machine losing power: only what was fsync'ed survives. That
   is the difference between a crashed program and a crashed computer, and why careful programs
-  (Tau among them) call fsync.
+  call fsync. (Tau's session log, at the commit the book pins, does not: its append opens the file,
+  writes the line and closes it, src/tau_agent/session/storage.py:30-34. Its project-trust store
+  does, src/tau_coding/project_trust.py:438-452.)
 - A fault plan, `Workspace(files, faults=cut(at_write=3, after_bytes=10))`, pulls the plug in the
   middle of the third write or append, after 10 bytes of it reached the disk, and raises PowerCut.
   It is how a torn write is made on purpose.

@@ -70,6 +70,19 @@ class _LabCase(unittest.TestCase):
                       "The run before it has left the harness unusable: clear the running flag "
                       "in a finally, so it is cleared however the run ends.")
 
+    def close(self, run, when):
+        """run.close(); a run that yields again while it is being closed is a FAIL that says so."""
+        try:
+            run.close()
+        except RuntimeError as error:
+            self.fail(f"{when}, closing the run raised RuntimeError: {error}. Your _run yielded "
+                      "again after it was told to close: is there a yield inside its finally? A "
+                      "finally that runs on a close may clean up, but never yield.")
+        except Exception as error:
+            self.fail(f"{when}, closing the run raised {type(error).__name__}: {error}. A "
+                      "finally that runs on a close should clear the flag and close run_agent's "
+                      "generator, nothing that can fail.")
+
     def assert_unchanged(self, record, before, name):
         if record != before:
             self.fail(f"{name} changed the list it was given: it was {_shape(before)} and is now "
@@ -155,7 +168,7 @@ class Lab1(_LabCase):
                           "valid, so a second repair has nothing to do.")
 
     def test_context_for_model(self):
-        """context_for_model leaves out a failed, empty assistant message, keeps a failed one that got words out, pairs calls with results, and never changes the record."""
+        """context_for_model leaves out a failed, empty assistant message, keeps a failed one that got words out and an empty one that did not fail, pairs calls with results, and never changes the record."""
         partial = {**lab.say("Half an ans"), "stop_reason": "error", "error_message": "cut off"}
         record = [lab.user("Hi"), lab.provider_error("503"), lab.user("Hi?"), partial,
                   lab.user("Again?"), lab.reply(lab.call("t", {}, id="c1"))]
@@ -169,9 +182,17 @@ class Lab1(_LabCase):
         if view[2] is not partial:
             self.fail("view[2] is an equal copy of the failed reply that got words out, not "
                       "that message itself: the view holds the record's own message objects.")
+        quiet = {"role": "assistant", "content": [], "stop_reason": "stop"}
+        record = [lab.user("Hi"), quiet, lab.user("Hello?")]
+        view = self.repair(record, "context_for_model")
+        if not any(m is quiet for m in view):
+            self.fail("an empty assistant message whose stop_reason is \"stop\" was left out of "
+                      "the view; expected it kept. Only a reply that failed (stop_reason "
+                      "\"error\") and is empty is left out: the view mends what a failure broke, "
+                      "nothing else.")
 
     def test_sent_the_view(self):
-        """After a run closed mid-call, the next prompt's model call is sent INTERRUPTED for the dangling call, the model's answer follows, and the record still holds no made-up result."""
+        """After a run closed at tool_execution_start, the next prompt's model call is sent INTERRUPTED for the dangling call, the model's answer follows, and the record still holds no made-up result."""
         call = lab.call("bash", {"command": "pytest"}, id="c1")
         model = lab.ScriptedModel([lab.reply(call), lab.say("I can't tell whether it ran.")],
                                   check=True)
@@ -179,8 +200,8 @@ class Lab1(_LabCase):
         run = h.prompt("Run the tests.")
         for event in run:
             if event["type"] == "tool_execution_start":
-                run.close()              # Ctrl-C: the consumer walks away mid-call
-                break
+                break                    # a stop button: the consumer closes before the tool
+        self.close(run, "At tool_execution_start")
         if _shape(h.messages) != "U A[c1]":
             self.fail(f"closed at tool_execution_start, the record is {_shape(h.messages)}; "
                       "expected U A[c1]: the call, and no result, since the tool never ran.")
@@ -196,6 +217,109 @@ class Lab1(_LabCase):
         if _shape(h.messages) != "U A[c1] U A":
             self.fail(f"afterwards the record is {_shape(h.messages)}; expected U A[c1] U A. The "
                       "made-up result belongs in what is sent, never in the record.")
+
+    def test_every_request_sent_a_view(self):
+        """Every model call of a run is sent a view, not just the first: a record holding an earlier run's empty failed reply goes out without it on the run's second call too."""
+        call = lab.call("t", {}, id="c1")
+        model = lab.ScriptedModel([lab.provider_error("503 overloaded"), lab.reply(call),
+                                   lab.say("Done.")], check=True)
+        h = harness.Harness(model, harness.SYSTEM, [_tool("t")])
+        lab.drive(h.prompt("Hi"))                 # the provider fell over: U A!
+        self.prompt(h, "Try again.", "After a failed reply")
+        if len(model.calls) < 3:
+            self.fail(f"the run after the failure made {len(model.calls) - 1} model call(s); "
+                      "expected two: one that asks for a tool, one after its result.")
+        for n in (1, 2):
+            sent = model.calls[n].messages
+            if any(m.get("stop_reason") == "error" and not m.get("content") for m in sent):
+                which = "first" if n == 1 else "second"
+                self.fail(f"the {which} model call of the run after the failure was sent "
+                          f"{_shape(sent)}, the empty failed reply included; a provider refuses "
+                          "that. Build the view for every model call: the record keeps its old "
+                          "damage for good, so mending it once per run is not enough.")
+
+    def test_inner_run_closed(self):
+        """A run closed by its consumer after any event also closes run_agent's generator, at once, not whenever Python frees it."""
+        original = harness.run_agent
+        made = []                                 # held here, so dropping one does not close it
+
+        def spy(*args, **kwargs):
+            def watched():
+                yield from original(*args, **kwargs)
+            generator = watched()
+            made.append(generator)
+            return generator
+
+        call = lab.call("t", {}, id="c1")
+        steps = [lab.reply(call), lab.say("Done.")]
+        harness.run_agent = spy
+        try:
+            total = len(lab.drive(harness.Harness(lab.ScriptedModel(list(steps)), harness.SYSTEM,
+                                                  [_tool("t")]).prompt("Go.")))
+            for k in range(1, total + 1):
+                made.clear()
+                h = harness.Harness(lab.ScriptedModel(list(steps)), harness.SYSTEM, [_tool("t")])
+                run = h.prompt("Go.")
+                for _ in range(k):
+                    next(run)
+                self.close(run, f"After {k} of {total} events")
+                if not made:
+                    self.fail("_run never called run_agent; it must loop over run_agent's "
+                              "generator.")
+                if made[-1].gi_frame is not None:
+                    self.fail(f"closed after {k} of {total} events, the run is closed but "
+                              "run_agent's generator is still paused at its yield. In _run's "
+                              "finally, call run.close() on it: a close reaches only the "
+                              "generator the consumer holds, and the one inside waits until "
+                              "Python frees it, which may be much later or never.")
+        finally:
+            harness.run_agent = original
+
+    def test_brakes_and_failures_still_hold(self):
+        """The rewritten _run still passes on lesson 5's brake (max_turns=2 stops a model that never stops after two calls), lesson 4's failures as results (a tool that raises gives an is_error result), and lesson 9's queues (a follow-up is answered)."""
+        def broken(arguments):
+            raise ValueError("no such file")
+
+        def never_stops(request):
+            """Always asks for the tool again; gives up by itself only after six calls, so that a
+            harness with no brake fails here instead of running for ever."""
+            asked = sum(m["role"] == "assistant" for m in request.messages)
+            if asked >= 6:
+                return lab.say("I give up.")
+            return lab.reply(lab.call("t", {}, id=f"c{asked + 1}"))
+
+        tool = {**_tool("t"), "execute": broken}
+        model = lab.ScriptedModel([lab.forever(never_stops)], check=True)
+        h = harness.Harness(model, harness.SYSTEM, [tool], max_turns=2)
+        try:
+            lab.drive(h.prompt("Go."))
+        except Exception as error:
+            self.fail(f"the run raised {type(error).__name__}: {error}; expected a tool that "
+                      "raises ValueError to give a result marked is_error, and the run to go on.")
+        if len(model.calls) != 2:
+            self.fail(f"with max_turns=2 and a model that always asks for a tool, the model was "
+                      f"called {len(model.calls)} times; expected 2. Pass max_turns on to "
+                      "run_agent from _run, as lesson 9's _run did.")
+        results = [m for m in h.messages if m["role"] == "toolResult"]
+        if not results or not all(m.get("is_error") for m in results):
+            self.fail(f"the tool raised ValueError, and the record is {_shape(h.messages)}; "
+                      "expected a result marked is_error for each call.")
+        if h.is_running:
+            self.fail("after a run stopped by max_turns, the harness still says it is running.")
+        model = lab.ScriptedModel([lab.say("First."), lab.say("Second.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        run = h.prompt("One.")
+        next(run)
+        h.follow_up("Two.")
+        try:
+            list(run)
+        except Exception as error:
+            self.fail(f"a run with a follow-up queued raised {type(error).__name__}: {error}")
+        said = [harness.text_of(m) for m in h.messages if m["role"] == "assistant"]
+        if said != ["First.", "Second."]:
+            self.fail(f"a follow-up queued during the run left the record {_shape(h.messages)}; "
+                      "expected it answered in the same run, U A U A. Pass get_follow_ups (and "
+                      "get_steering) on to run_agent from _run, as lesson 9's _run did.")
 
     def test_closed_at_any_event(self):
         """A consumer that closes the run after any number of events, from the first to the last, leaves the harness idle: is_running is False, and the next prompt is answered from a valid transcript."""
@@ -222,7 +346,7 @@ class Lab1(_LabCase):
                 pass                     # fewer events this time: closing an ended run is fine
             except Exception as error:
                 self.fail(f"pulling the first {k} events raised {type(error).__name__}: {error}")
-            run.close()
+            self.close(run, f"After {k} of {total} events")
             if h.is_running:
                 self.fail(f"closed after {k} of {total} events, the harness still says it is "
                           "running, and would refuse every prompt from now on. Clear the flag "

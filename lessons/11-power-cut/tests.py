@@ -67,7 +67,7 @@ def _four_messages():
     return [lab.user("Which port does config.py use?"),
             {**lab.reply(lab.text("Let me look."), read),
              "usage": {"input": 1204, "output": 17}},
-            lab.tool_result(read, "PORT = 9090\nHOST = 'café'\n"),
+            lab.tool_result(read, "PORT = 9090\nHOST = 'café'\u2028# end\n"),
             {**lab.say("It uses 9090."), "usage": {"input": 1288, "output": 6}}]
 
 
@@ -108,7 +108,8 @@ class _LabCase(unittest.TestCase):
 
     def assert_torn(self, what, call, line):
         """`call()` must raise ValueError naming `line`."""
-        want = f"ValueError('{LOG}, line {line}: not a complete log entry')"
+        said = f"{LOG}, line {line}: not a complete log entry"
+        want = f"ValueError({said!r})"
         try:
             got = call()
         except ValueError as error:
@@ -117,11 +118,29 @@ class _LabCase(unittest.TestCase):
                           f"'line {line}'. Expected {want}: count the file's lines from 1 "
                           "yourself; the JSON parser's line number is about the one line it "
                           "was given.")
+            if str(error) != said:
+                self.fail(f"{what} raised ValueError({str(error)!r}); expected the spec's words, "
+                          f"{want}: the file's path, the line, and what is wrong with it, so "
+                          "that a person knows where to look.")
             return
         except Exception as error:
             self.fail(f"{what} raised {type(error).__name__}: {error}. Expected {want}.")
         self.fail(f"{what} returned {_what(got)} although line {line} of the file is torn. "
                   f"Expected {want}: a line that is not JSON is never skipped.")
+
+    def append(self, ws, log, message, number):
+        """log.append_message(message), the number-th append; a raise is a FAIL that says why a
+        log may refuse its own file."""
+        try:
+            return log.append_message(message)
+        except Exception as error:
+            lines = len(ws.read_text(LOG).splitlines()) if ws.exists(LOG) else 0
+            self.fail(f"append {number} raised {type(error).__name__}: {error}. After "
+                      f"{number - 1} append(s) of your own, the file has {lines} lines and your "
+                      "log cannot read it back. Each entry must be exactly one line: "
+                      "json.dumps(entry) with its default settings (no indent; ensure_ascii "
+                      "left on, so that a U+2028 in a message is written as \\u2028 and "
+                      "splitlines() cannot split there), then \"\\n\".")
 
     def assert_answered(self, h, when):
         last = h.messages[-1] if h.messages else None
@@ -140,7 +159,7 @@ class Lab1(_LabCase):
         ws = lab.Workspace()
         log = harness.SessionLog(ws, LOG)
         messages = _four_messages()
-        ids = [log.append_message(message) for message in messages]
+        ids = [self.append(ws, log, message, n) for n, message in enumerate(messages, 1)]
         self.assertEqual(ids, ["e1", "e2", "e3", "e4"],
                          f"append_message returned {ids}; expected ['e1', 'e2', 'e3', 'e4']: "
                          '"e" plus the number of the line it has just written.')
@@ -171,7 +190,7 @@ class Lab1(_LabCase):
         log = harness.SessionLog(ws, LOG)
         for number, message in enumerate(_four_messages(), 1):
             before = ws.read_text(LOG) if ws.exists(LOG) else ""
-            log.append_message(message)
+            self.append(ws, log, message, number)
             after = ws.read_text(LOG)
             self.assertTrue(after.startswith(before) and len(after) > len(before),
                             f"after message {number} the file no longer begins with what it "
@@ -189,8 +208,8 @@ class Lab1(_LabCase):
         ws = lab.Workspace()
         log = harness.SessionLog(ws, LOG)
         messages = _four_messages()
-        for message in messages:
-            log.append_message(message)
+        for number, message in enumerate(messages, 1):
+            self.append(ws, log, message, number)
         want_rows = [(f"e{n}", message) for n, message in enumerate(messages, 1)]
         for where, reader in (("the SessionLog that wrote them", log),
                               ("a new SessionLog on the rebooted disk",
@@ -229,7 +248,7 @@ class Lab1(_LabCase):
         for number, (name, log) in enumerate((("first", first), ("second", second),
                                               ("first", first), ("second", second)), 1):
             message = lab.user(f"message {number}, from the {name} log")
-            got = log.append_message(message)
+            got = self.append(ws, log, message, number)
             written.append(message)
             self.assertEqual(got, f"e{number}",
                              f"append {number} (by the {name} log) returned {got!r}; expected "
@@ -282,6 +301,12 @@ class Lab1(_LabCase):
         log = harness.SessionLog(lab.Workspace({LOG: torn_inside}), LOG)
         self.assert_torn("entries() on a file of 4 lines whose line 2 is torn", log.entries, 2)
 
+    def test_blank_line(self):
+        """A blank line between two entries is not a complete log entry either: entries() raises the same error, naming that line."""
+        ws = lab.Workspace({LOG: _line(1) + "\n" + _line(2)})
+        log = harness.SessionLog(ws, LOG)
+        self.assert_torn("entries() on a file whose line 2 is blank", log.entries, 2)
+
     def test_dangling_call(self):
         """The log ends on a tool call that never got its result (kill -9). On the rebooted disk,
         Harness(..., messages=log.replay()) answers the next prompt, and the model is sent the
@@ -290,8 +315,8 @@ class Lab1(_LabCase):
         log = harness.SessionLog(ws, LOG)
         pytest = lab.call("bash", {"command": "pytest"}, id="c1")
         earlier = [lab.user("Run the tests."), lab.reply(lab.text("Running them."), pytest)]
-        for message in earlier:
-            log.append_message(message)
+        for number, message in enumerate(earlier, 1):
+            self.append(ws, log, message, number)
 
         disk = ws.reboot()
         log = harness.SessionLog(disk, LOG)
@@ -324,6 +349,28 @@ class Lab1(_LabCase):
 # ------------------------------------------------------------------- lab 2: nobody's loop saves
 
 class Lab2(_LabCase):
+
+    def setUp(self):
+        """Each Harness keeps its listeners to itself. A list shared between harnesses would
+        carry every earlier test's listeners into this one, so it is refused before anything
+        runs."""
+        one, two = (harness.Harness(lab.ScriptedModel([]), harness.SYSTEM, []) for _ in "12")
+        shared = sorted(name for name, value in vars(one).items()
+                        if isinstance(value, list) and any(value is v for v in vars(two).values()))
+        shared += sorted(name for name, value in vars(harness.Harness).items()
+                         if isinstance(value, list))
+        if shared:
+            self.fail(f"two new Harness objects share the list {shared[0]}: a list made once, on "
+                      "the class, is every harness's list, and a saver subscribed to one session "
+                      "hears all the others. Make the list of listeners in __init__, on self.")
+
+    def subscribe(self, h, listener):
+        """h.subscribe(listener), which must hand back the listener's own undo."""
+        undo = h.subscribe(listener)
+        if not callable(undo):
+            self.fail(f"h.subscribe(listener) returned {_what(undo)}; expected a function that "
+                      "takes that listener off again, for the subscriber to keep.")
+        return undo
 
     def test_saver_only(self):
         """The three-file job with h.subscribe(persist_to(log)) as the only saving: the log holds
@@ -421,6 +468,19 @@ class Lab2(_LabCase):
                          f"the three session files differ (lines: {sizes}); expected the same "
                          "file whoever consumes the run: the saver is not in anybody's loop.")
 
+    def test_listener_first(self):
+        """Each event reaches every listener before the consumer is handed it: when the consumer gets event k, the listener has heard exactly events 1 to k."""
+        h, _, _ = _job(lab.Workspace())
+        heard = []
+        h.subscribe(heard.append)
+        for k, event in enumerate(h.prompt(JOB), 1):
+            if len(heard) != k or heard[-1] is not event:
+                self.fail(f"when the consumer was handed event {k} ({event['type']}), the "
+                          f"listener had heard {len(heard)} events"
+                          f"{', not that one' if heard and heard[-1] is not event else ''}; "
+                          "expected it to have heard that very event already. In _run, call the "
+                          "listeners, then yield.")
+
     def test_close_after_k(self):
         """The consumer closes the run after k events, for every possible k: the listener has heard
         exactly those k events, and whenever it heard a message_end, that message was already
@@ -493,7 +553,7 @@ class Lab2(_LabCase):
             first_heard.append(event)
             undo_first()
 
-        undo_first = h.subscribe(first)
+        undo_first = self.subscribe(h, first)
         h.subscribe(second_heard.append)
         events = _consume(h.prompt(JOB))
         self.assertTrue(len(first_heard) == 1 and first_heard[0] is events[0],
@@ -510,6 +570,27 @@ class Lab2(_LabCase):
                          f"the second listener heard {len(second_heard)} events; the run had "
                          f"{len(events)}.")
 
+    def test_unsubscribe_another(self):
+        """A listener that unsubscribes another listener while it is being called: the other one still hears that event, and none after it."""
+        h, _, _ = _job(lab.Workspace())
+        second_heard = []
+
+        def first(event):
+            if event["type"] == "agent_start":
+                undo_second()
+
+        h.subscribe(first)
+        undo_second = self.subscribe(h, second_heard.append)
+        events = _consume(h.prompt(JOB))
+        if not second_heard or second_heard[0] is not events[0]:
+            self.fail(f"the second listener heard {len(second_heard)} events; expected the first "
+                      "event, agent_start, during which the first listener took it off. Walk a "
+                      "copy of the listener list, made before anyone is called, and call every "
+                      "listener on that copy.")
+        if len(second_heard) != 1:
+            self.fail(f"the second listener heard {len(second_heard)} events; expected only the "
+                      "one during which it was taken off, and none after.")
+
     def test_undo_twice(self):
         """Two listeners on one harness, and the first one's undo is called twice: the second still
         hears the next run, the first hears none of it, and a listener on another harness hears
@@ -520,6 +601,9 @@ class Lab2(_LabCase):
         undo = h.subscribe(first.append)
         h.subscribe(second.append)
         other.subscribe(elsewhere.append)
+        if not callable(undo):
+            self.fail(f"h.subscribe(listener) returned {_what(undo)}; expected a function that "
+                      "takes that listener off again, for the subscriber to keep.")
         undo()
         try:
             undo()
@@ -543,6 +627,57 @@ class Lab2(_LabCase):
         self.assertEqual(len(elsewhere), len(other_events),
                          f"the other harness's listener heard {len(elsewhere)} of its own run's "
                          f"{len(other_events)} events; expected all of them.")
+
+    def test_brakes_still_hold(self):
+        """The rewritten _run keeps lesson 5's brake (max_turns=2 stops a model that never stops, and the listener hears the stop), lesson 4's failures as results, and lesson 9's follow-ups, each logged by persist_to."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+
+        def broken(arguments):
+            raise OSError("read-only disk")
+
+        def never_stops(request):
+            """Always asks for the tool again; gives up by itself after six calls, so that a
+            harness with no brake fails here instead of running for ever."""
+            asked = sum(m["role"] == "assistant" for m in request.messages)
+            if asked >= 6:
+                return lab.say("I give up.")
+            return lab.reply(lab.call("write", {"path": "a.py", "content": ""},
+                                      id=f"w{asked + 1}"))
+
+        tool = {**harness.make_write_tool(ws), "execute": broken}
+        model = lab.ScriptedModel([lab.forever(never_stops)], check=True)
+        h = harness.Harness(model, harness.SYSTEM, [tool], max_turns=2)
+        h.subscribe(harness.persist_to(log))
+        try:
+            _consume(h.prompt("Write a.py."))
+        except Exception as error:
+            self.fail(f"the run raised {type(error).__name__}: {error}; expected the tool's "
+                      "OSError to become a result marked is_error, and the run to go on.")
+        self.assertEqual(len(model.calls), 2,
+                         f"with max_turns=2 and a model that always asks for a tool, the model "
+                         f"was called {len(model.calls)} times; expected 2. Pass max_turns on to "
+                         "run_agent from _run, as lesson 10's _run did.")
+        results = [m for m in h.messages if m["role"] == "toolResult"]
+        self.assertTrue(results and all(m.get("is_error") for m in results),
+                        f"the tool raised OSError, and the record is {_shape(h.messages)}; "
+                        "expected a result marked is_error for each call.")
+        self.assertEqual(log.replay(), list(h.messages),
+                         f"the log replays {_shape(log.replay())} but the record is "
+                         f"{_shape(h.messages)}; expected the brake's message logged too.")
+        model = lab.ScriptedModel([lab.say("First."), lab.say("Second.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        log = harness.SessionLog(lab.Workspace(), LOG)
+        h.subscribe(harness.persist_to(log))
+        run = h.prompt("One.")
+        next(run)
+        h.follow_up("Two.")
+        _consume(run)
+        said = [harness.text_of(m) for m in log.replay() if m["role"] == "assistant"]
+        self.assertEqual(said, ["First.", "Second."],
+                         f"a follow-up queued during the run left the log {_shape(log.replay())}; "
+                         "expected it answered and logged in the same run, U A U A. Pass "
+                         "get_follow_ups (and get_steering) on to run_agent from _run.")
 
     def test_listener_raises(self):
         """A listener raises OSError("disk full") at the first message_end: the error reaches the
