@@ -1,7 +1,7 @@
-"""The welcome page opens on a session with the finished harness: a static program and the text
-it printed. A reader cannot run it there (the welcome page has no harness yet), so this test runs
-the program against lesson 11's reference harness, exactly as a cell of lesson 11 runs, and holds
-the page's text to what it prints now."""
+"""The welcome page opens on a recording of a session with the finished harness: a job, a power
+cut, a reboot and the job finished. The program is lessons/00-welcome/preview.py (not on the page:
+its code would answer lesson 11's questions). This test runs it against lesson 11's reference
+harness, exactly as a cell of lesson 11 runs, and holds the page's recording to what it prints."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,25 +13,25 @@ from builder.project import Project
 
 PROJECT = Project.book()
 COURSE = course_stage.load(PROJECT)
+PAGE = COURSE.page("00")
 
 
-def _preview() -> tuple[str, str]:
-    """The welcome page's first python fence and the text fence right after it."""
-    tokens = source_stage.parse(PROJECT, COURSE, COURSE.page("00")).tokens
-    fences = [t for t in tokens if t.type == "fence"]
-    for first, second in zip(fences, fences[1:]):
-        if first.info.strip() == "python" and second.info.strip() == "text":
-            return first.content, second.content
-    raise AssertionError("lessons/00-welcome/page.md has no ```python fence followed by ```text")
+def _recording() -> str:
+    """The welcome page's first ```text fence."""
+    tokens = source_stage.parse(PROJECT, COURSE, PAGE).tokens
+    texts = [t.content for t in tokens if t.type == "fence" and t.info.strip() == "text"]
+    assert texts, "lessons/00-welcome/page.md has no ```text fence for the recording"
+    return texts[0]
 
 
-def test_the_welcome_preview_prints_what_the_page_says(tmp_path: Path):
-    program, shown = _preview()
+def test_the_welcome_recording_is_what_the_preview_prints(tmp_path: Path):
+    program = (PROJECT.lessons / PAGE.folder / "preview.py").read_text(encoding="utf-8")
     harness_file = tmp_path / "harness.py"
     harness_file.write_text(stages.load().reference(11), encoding="utf-8")
     lab_dir = Path(stages.__file__).resolve().parent
-    result = cellrun.run_cell(program, harness_path=str(harness_file), lab_dir=str(lab_dir))
-    assert result.error is None, f"the welcome preview raised:\n{result.output}"
-    assert result.output.rstrip("\n") == shown.rstrip("\n"), (
-        "lessons/00-welcome/page.md: the preview's text is not what the program prints against "
+    result = cellrun.run_cell(program, harness_path=str(harness_file), lab_dir=str(lab_dir),
+                              name="preview.py")
+    assert result.error is None, f"lessons/00-welcome/preview.py raised:\n{result.output}"
+    assert result.output.rstrip("\n") == _recording().rstrip("\n"), (
+        "lessons/00-welcome/page.md: the recording is not what preview.py prints against "
         f"lesson 11's reference harness now:\n{result.output}")
