@@ -60,6 +60,20 @@ def _first_difference(expected, got):
     return ""
 
 
+class _Keeping(lab.ScriptedModel):
+    """A scripted model that also keeps every reply it handed back, so a test can ask whether the
+    reply on the list is that very dict."""
+
+    def __init__(self, steps):
+        super().__init__(steps)
+        self.replies = []
+
+    def complete(self, system, messages, tools=None):
+        reply = super().complete(system, messages, tools)
+        self.replies.append(reply)
+        return reply
+
+
 class Lab1(unittest.TestCase):
     longMessage = False
 
@@ -128,8 +142,8 @@ class Lab1(unittest.TestCase):
                       f"returned {reply!r}")
 
     def test_reply_kept_as_it_came(self):
-        """The reply goes on the list exactly as complete() returned it: its content blocks, its stop reason and its usage numbers, not rebuilt from its text."""
-        model = lab.ScriptedModel([lab.say("Nice to meet you, Ada.")])
+        """The reply goes on the list exactly as complete() returned it: the very dict, with its content blocks, its stop reason and its usage numbers, not rebuilt from its text or copied."""
+        model = _Keeping([lab.say("Nice to meet you, Ada.")])
         messages = []
         self.chat(model, messages, "My name is Ada.")
         if not model.calls:
@@ -156,6 +170,9 @@ class Lab1(unittest.TestCase):
         if last["usage"] != counted:
             self.fail(f"the reply's usage should be {counted!r}, the numbers complete() put on it; "
                       f"it is {last['usage']!r}")
+        if last is not model.replies[0]:
+            self.fail("the last message on your list is an equal copy of the reply, not the dict "
+                      "complete() returned: append the reply itself")
 
     def test_sends_everything(self):
         """On the third exchange the model is sent all five messages so far, oldest first, its own replies included, with the system prompt SYSTEM and no tools."""
@@ -194,6 +211,20 @@ class Lab1(unittest.TestCase):
                 self.fail(f"call {n} was sent the system prompt {system!r}, not SYSTEM: the "
                           "model keeps nothing, so every request carries its instructions")
 
+    def test_system_as_it_stands(self):
+        """The system prompt sent is SYSTEM as it stands when chat runs: set SYSTEM to "Be brief." and the next call is sent "Be brief.", not a copy of the old words."""
+        saved = harness.SYSTEM
+        try:
+            harness.SYSTEM = "Be brief."
+            model = lab.ScriptedModel([lab.forgetful()])
+            self.chat(model, [], "My name is Ada.")
+        finally:
+            harness.SYSTEM = saved
+        sent = model.calls[0].system if model.calls else "(no call was made)"
+        if sent != "Be brief.":
+            self.fail(f"with SYSTEM set to 'Be brief.', the call was sent {sent!r}: pass SYSTEM "
+                      "itself to complete(), not the words of the prompt typed out again")
+
     def test_system_not_in_transcript(self):
         """The system prompt stays out of the transcript: after two exchanges your list holds user, assistant, user, assistant, and nothing else."""
         model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
@@ -228,8 +259,9 @@ class Lab1(unittest.TestCase):
             self.fail(f"ten exchanges should make ten model calls, not {len(model.calls)}")
         for n, call in enumerate(model.calls, 1):
             if len(call.messages) != 2 * n - 1:
-                self.fail(f"call {n} should be sent {2 * n - 1} messages; it was sent "
-                          f"{len(call.messages)}, starting {lab.show(call.messages[:1])}")
+                self.fail(f"call {n} should be sent {2 * n - 1} message(s); it was sent "
+                          f"{len(call.messages)}" + (f", starting {lab.show(call.messages[:1])}"
+                                                     if call.messages else ""))
             gap = _first_difference(messages[:2 * n - 1], call.messages)
             if gap:
                 self.fail(f"call {n} should be sent the transcript so far, oldest first; {gap}")

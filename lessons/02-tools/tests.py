@@ -48,7 +48,11 @@ class _Reader(unittest.TestCase):
         try:
             return getattr(harness, function)(*args)
         except Exception as error:  # the reader's code: report it, do not crash the runner
-            self.fail(f"{function} raised {type(error).__name__}: {error}")
+            extra = ""
+            if isinstance(error, TypeError) and "execute()" in str(error):
+                extra = (" (a tool's execute takes one argument, the call's arguments dict: "
+                         "tool[\"execute\"](call[\"arguments\"]))")
+            self.fail(f"{function} raised {type(error).__name__}: {error}{extra}")
 
     def text_of(self, message):
         return self.call("text_of", message)
@@ -113,6 +117,21 @@ class Lab1(_Reader):
             self.fail(f"tool_calls should give the call x1, but gave ids {got}: the calls are in "
                       f"content; a message has no other place that holds them")
 
+    def test_content_decides_not_stop_reason(self):
+        """tool_calls reads the blocks, not the stop_reason: a reply marked "stop" that holds a call block gives that call, and one marked "toolUse" with only text gives []."""
+        marked_stop = {"role": "assistant", "stop_reason": "stop", "content": [
+            {"type": "toolCall", "id": "s1", "name": "read", "arguments": {"path": "a.py"}}]}
+        got = _ids(self.tool_calls(marked_stop))
+        if got != ["s1"]:
+            self.fail(f"a reply whose content holds the call s1 asks for it, whatever its "
+                      f"stop_reason says; tool_calls gave ids {got}")
+        marked_ask = {"role": "assistant", "stop_reason": "toolUse", "content": [
+            {"type": "text", "text": "Nothing to run."}]}
+        got = self.tool_calls(marked_ask)
+        if got != []:
+            self.fail(f"a reply with no call blocks asks for nothing, even when its stop_reason "
+                      f"is \"toolUse\"; tool_calls gave {got!r}")
+
     def test_worked_out_every_time(self):
         """After a third call block is added to a reply's content, tool_calls reports three calls, and after its text is edited, text_of gives the new words: nothing is remembered between calls."""
         message, _, _ = _mixed()
@@ -150,14 +169,21 @@ class Lab2(_Reader):
         return self.call("run_tool", tools, call)
 
     def test_tool_specs(self):
-        """tool_specs of two tools is, for each in order, its name, description and parameters, and never its execute function; the tools keep their execute, and neither runs."""
+        """tool_specs of two tools, echo then clock, is, for each in that order, its name, description and parameters, and never its execute function; the tools keep their execute, and neither runs."""
         runs = []
-        tools = [_counting_tool("clock", "12:00", runs), _counting_tool("echo", "hi", runs)]
+        tools = [_counting_tool("echo", "hi", runs), _counting_tool("clock", "12:00", runs)]
         specs = self.call("tool_specs", tools)
         if not isinstance(specs, list) or len(specs) != 2:
             self.fail(f"tool_specs of two tools should be a list of two dicts, not {specs!r}")
+        odd = [spec for spec in specs if not isinstance(spec, dict)]
+        if odd:
+            self.fail(f"each spec should be a dict of name, description and parameters; "
+                      f"tool_specs gave {odd[0]!r}")
+        if [spec.get("name") for spec in specs] != ["echo", "clock"]:
+            self.fail("the specs should come in the order of the tools, echo then clock; they "
+                      f"come {[spec.get('name') for spec in specs]}")
         for spec, tool in zip(specs, tools):
-            keys = sorted(spec) if isinstance(spec, dict) else spec
+            keys = sorted(spec)
             if keys != ["description", "name", "parameters"]:
                 self.fail(f"the spec for {tool['name']} should have exactly the keys "
                           f"description, name and parameters; it has {keys}")
@@ -165,8 +191,6 @@ class Lab2(_Reader):
                 if spec[key] != tool[key]:
                     self.fail(f"the spec's {key} should be the tool's {tool[key]!r}, "
                               f"not {spec[key]!r}")
-        if [spec["name"] for spec in specs] != ["clock", "echo"]:
-            self.fail("the specs should come in the order of the tools: clock, then echo")
         lost = [tool["name"] for tool in tools if "execute" not in tool]
         if lost:
             self.fail(f"tool_specs took execute out of the tool itself ({lost}): build new "

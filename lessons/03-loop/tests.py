@@ -7,8 +7,9 @@ written. Every message a test fails with is written for the reader: what was exp
 
     python lab/lab_check.py --harness harness.py --lesson 3 tests.py
 
-The run is consumed with lab.drive, which takes it to its end whatever run_agent returns, so
-later lessons (where run_agent becomes a generator of events) pass these tests too.
+run_agent's return value is read as this run's messages. From lesson 7 on run_agent is a
+generator of events: the tests then drive it to its end with lab.drive and read the messages its
+agent_end event carries, so later harnesses pass these tests too.
 """
 import copy
 import unittest
@@ -50,11 +51,18 @@ def _shape(messages):
 class Lab1(unittest.TestCase):
     longMessage = False
 
-    def run_agent(self, model, messages, tools, prompt):
-        """Run the reader's run_agent to its end. An exception from it becomes a plain failure
-        that says what was on the list when it came."""
+    def run_agent(self, model, messages, tools, prompt, system=None):
+        """Run the reader's run_agent to its end and give back what it returned: this run's
+        messages. An exception from it becomes a plain failure that says what was on the list
+        when it came. From lesson 7 on run_agent is a generator of events: it is driven to its end
+        and its messages are the ones agent_end carries."""
+        system = harness.SYSTEM if system is None else system
         try:
-            lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, prompt))
+            returned = harness.run_agent(model, system, messages, tools, prompt)
+            if hasattr(returned, "__next__"):          # a generator of events (lesson 7 on)
+                events = lab.drive(returned)
+                ends = [e for e in events if isinstance(e, dict) and e.get("type") == "agent_end"]
+                returned = ends[-1].get("messages") if ends else None
         except lab.ScriptExhausted:
             self.fail(f"run_agent called the model {len(model.calls)} times and was still going; "
                       f"the script had no more replies. The list held {_shape(messages)}. Stop "
@@ -63,6 +71,7 @@ class Lab1(unittest.TestCase):
         except Exception as error:  # the reader's code raised: say so in a sentence
             self.fail(f"run_agent raised {type(error).__name__}: {error}. The list held "
                       f"{_shape(messages)} at that moment.")
+        return returned
 
     def assert_shape(self, messages, want, what="your list", hint=""):
         got = _shape(messages)
@@ -130,6 +139,9 @@ class Lab1(unittest.TestCase):
             if request.system != harness.SYSTEM:
                 self.fail(f"call {number} was sent the system prompt {request.system!r}; "
                           "send the one run_agent was given (here SYSTEM)")
+            if any(isinstance(t, dict) and "execute" in t for t in request.tools):
+                self.fail(f"call {number} was sent the tool dicts themselves, execute functions "
+                          "and all; send tool_specs(tools), the part the model is told about")
             if request.tools != harness.tool_specs(tools):
                 self.fail(f"call {number} was sent the tools {request.tools!r}; send "
                           "tool_specs(tools) on every call, not only the first")
@@ -236,6 +248,47 @@ class Lab1(unittest.TestCase):
             self.fail(f"two runs should make three model calls; they made {len(model.calls)}")
         self.assert_shape(model.calls[2].messages, "U A[c1] R(c1) A U",
                           "what the second run's model call was sent")
+
+    def test_returns_this_runs_messages(self):
+        """run_agent returns this run's messages as a list, the very dicts it put on your list, from the prompt to the final answer: a second run on the same list returns only its own two."""
+        runs = []
+        model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
+                                   lab.say("One."), lab.say("Still one.")])
+        messages = [lab.user("Hello."), lab.say("Hello.")]
+        for number, prompt in ((1, "Count."), (2, "And now?")):
+            start = len(messages)
+            returned = self.run_agent(model, messages, [_tool("echo", runs)], prompt)
+            if returned is None:
+                self.fail(f"run {number} returned None. run_agent returns this run's messages, a "
+                          "list from the prompt to the answer: the loop on the page ends with "
+                          "`break`, and a function that falls off its end returns None")
+            if not isinstance(returned, list):
+                self.fail(f"run {number} returned a {type(returned).__name__}, "
+                          f"{repr(returned)[:80]}; it should return a list of this run's messages")
+            own = messages[start:]
+            if not own:
+                self.fail(f"run {number} put nothing on your list, so it has no messages of its "
+                          "own to return: append to the list you were given")
+            if len(returned) != len(own) or any(a is not b for a, b in zip(returned, own)):
+                got = (_shape(returned) if all(isinstance(m, dict) for m in returned)
+                       else repr(returned)[:80])
+                if returned == own:
+                    got += ", equal dicts but copies, not the ones on your list"
+                self.fail(f"run {number} should return {_shape(own)}, the messages it put on "
+                          f"your list (the same dicts, not copies), and only those; it returned "
+                          f"{got}")
+
+    def test_the_system_it_is_given(self):
+        """Every model call is sent the system prompt run_agent was given, whatever it holds: a run given "Be brief." sends "Be brief." on each of its calls, not SYSTEM."""
+        runs = []
+        model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
+                                   lab.say("Done.")])
+        self.run_agent(model, [], [_tool("echo", runs)], "Go.", system="Be brief.")
+        sent = [request.system for request in model.calls]
+        if sent != ["Be brief.", "Be brief."]:
+            self.fail(f"the two model calls should be sent the system prompt 'Be brief.', the one "
+                      f"the caller passed; they were sent {sent}. Use the `system` argument, not "
+                      "the module's SYSTEM")
 
     def test_valid_transcript(self):
         """At the end of a run with calls, lab.validate finds nothing wrong with your list: every call is answered by its result, right after it."""
