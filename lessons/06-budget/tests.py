@@ -201,13 +201,17 @@ class Lab1(_Case):
                   "read of wide.txt, ten 30-byte lines, with max_bytes=100")
 
     def test_read_mistakes(self):
-        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 is an error ("offset and limit must be 1 or more"), offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
+        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 and limit 0 are errors ("offset and limit must be 1 or more"), an offset of "2" is "offset must be an integer", offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\n"})
         read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.error(read, {"path": "b.py"}, "File not found: b.py. Files here: a.py",
                    "a read of the missing b.py")
         self.error(read, {"path": "a.py", "offset": 0}, "offset and limit must be 1 or more",
                    "a read with offset 0")
+        self.error(read, {"path": "a.py", "limit": 0}, "offset and limit must be 1 or more",
+                   "a read with limit 0")
+        self.error(read, {"path": "a.py", "offset": "2"}, "offset must be an integer",
+                   "a read with offset \"2\", a string")
         self.same(self.ordinary(read, {"path": "a.py", "offset": 2}, "read with offset 2"),
                   "B = 2\n", "read of the 2-line a.py with offset=2")
         self.error(read, {"path": "a.py", "offset": 3}, "offset 3 is past the end of a.py: 2 lines",
