@@ -243,7 +243,9 @@ def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 # execute(arguments) reads them with str_arg and int_arg (offset 1 and limit None by default):
 #   - offset or limit below 1: ValueError("offset and limit must be 1 or more")
 #   - no such file: FileNotFoundError(f"File not found: {path}. Files here: {names}"), the names
-#     being ws.listdir(".") joined with ", "
+#     being ws.listdir(".") joined with ", ". An error is a result too, so the list keeps to
+#     the budget: as many names as truncate_head keeps of them, one a line, and, if some are
+#     left out, f" and {left} more" after the last one shown
 #   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
 #     f"{n} lines"). Offset 1 of an empty file is not past it: it returns ""
 #   - otherwise the wanted lines through truncate_head. If lines of the file are left after the
@@ -264,8 +266,11 @@ def make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
         if offset < 1 or (limit is not None and limit < 1):
             raise ValueError("offset and limit must be 1 or more")
         if not ws.exists(path):
+            names = ws.listdir(".")
+            _, shown = truncate_head("".join(f"{name}\n" for name in names), max_lines, max_bytes)
+            more = f" and {len(names) - shown} more" if shown < len(names) else ""
             raise FileNotFoundError(
-                f"File not found: {path}. Files here: {', '.join(ws.listdir('.'))}")
+                f"File not found: {path}. Files here: {', '.join(names[:shown])}{more}")
         lines = ws.read_text(path).splitlines(keepends=True)
         wanted = lines[offset - 1:] if limit is None else lines[offset - 1:offset - 1 + limit]
         kept, shown = truncate_head("".join(wanted), max_lines, max_bytes)

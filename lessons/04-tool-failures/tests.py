@@ -93,7 +93,7 @@ class _LabCase(unittest.TestCase):
 class Lab1(_LabCase):
 
     def test_str_arg(self):
-        """str_arg gives back a string argument, "" included, and raises ValueError("path must be a string") when path is missing, None or 42."""
+        """str_arg gives back a string argument, "" included, and raises ValueError("path must be a string") when path is missing, None or 42; the message names the argument asked for ("command must be a string")."""
         str_arg = self.function("str_arg")
         for arguments, want in (({"path": "a.py"}, "a.py"), ({"path": ""}, "")):
             how, got = self.outcome(lambda: str_arg(arguments, "path"))
@@ -113,9 +113,15 @@ class Lab1(_LabCase):
                 self.fail(f"str_arg({arguments}, 'path') raised {_error(got)}; expected "
                           "ValueError('path must be a string'), the sentence the model will "
                           "read.")
+        how, got = self.outcome(lambda: str_arg({"cmd": "ls"}, "command"))
+        if not (how == "raised" and isinstance(got, ValueError)
+                and str(got) == "command must be a string"):
+            said = _error(got) if how == "raised" else f"returned {_what(got)}"
+            self.fail(f"str_arg({{'cmd': 'ls'}}, 'command') {said}; expected ValueError('command "
+                      "must be a string'): the message names the argument that was asked for.")
 
     def test_int_arg(self):
-        """int_arg gives back an int argument, 0 included, the default when it is missing or None, and raises ValueError("limit must be an integer") for "10" or 2.5."""
+        """int_arg gives back an int argument, 0 included, the default when it is missing or None (a default of None too), and raises ValueError("limit must be an integer") for "10" or 2.5, naming the argument asked for ("offset must be an integer")."""
         int_arg = self.function("int_arg")
         for arguments, want in (({"limit": 10}, 10), ({"limit": 0}, 0), ({}, 5),
                                 ({"limit": None}, 5)):
@@ -136,6 +142,17 @@ class Lab1(_LabCase):
             if not isinstance(got, ValueError) or str(got) != "limit must be an integer":
                 self.fail(f"int_arg({arguments}, 'limit', 5) raised {_error(got)}; expected "
                           "ValueError('limit must be an integer').")
+        how, got = self.outcome(lambda: int_arg({}, "limit", None))
+        if how == "raised" or got is not None:
+            said = _error(got) if how == "raised" else f"returned {_what(got)}"
+            self.fail(f"int_arg({{}}, 'limit', None) {said}; expected None, the default it was "
+                      "given: lesson 6's read asks for a limit that way.")
+        how, got = self.outcome(lambda: int_arg({"offset": "2"}, "offset", 1))
+        if not (how == "raised" and isinstance(got, ValueError)
+                and str(got) == "offset must be an integer"):
+            said = _error(got) if how == "raised" else f"returned {_what(got)}"
+            self.fail(f"int_arg({{'offset': '2'}}, 'offset', 1) {said}; expected "
+                      "ValueError('offset must be an integer'): the message names the argument.")
 
     def test_a_tool_that_raises(self):
         """A tool that raises ValueError("disk full") gets one result, content "disk full" and is_error True, and run_tool itself raises nothing."""
@@ -186,6 +203,29 @@ class Lab1(_LabCase):
             self.fail(f"When the tool raises {name}, run_tool returned {_what(got)}. A "
                       f"{name} is not the tool's news: catch Exception, not BaseException, so "
                       "it goes straight through.")
+
+    def test_every_call_of_a_turn_answered(self):
+        """When one reply asks for three calls and the second raises, the transcript holds three results in call order, only the second marked is_error, and the model is asked again."""
+        calls = [lab.call("ok", {}, id="c1"), lab.call("bad", {}, id="c2"),
+                 lab.call("ok", {}, id="c3")]
+        model = lab.ScriptedModel([lab.reply(*calls), lab.say("Two of three worked.")])
+        tools = [_tool("ok", lambda arguments: "fine"),
+                 _tool("bad", _raising(FileNotFoundError("File not found: b.txt")))]
+        messages = []
+        how, got = self.outcome(lambda: lab.drive(harness.run_agent(
+            model, harness.SYSTEM, messages, tools, "Do three things.")))
+        if how == "raised":
+            self.fail(f"run_agent raised {_error(got)} when the second of three calls failed; "
+                      f"the transcript stopped at {lab.shape(messages)}.")
+        want = "U A[c1,c2,c3] R(c1) R(c2) R(c3) A"
+        if lab.shape(messages) != want:
+            self.fail(f"The transcript is {lab.shape(messages)}; expected {want}: a failure in "
+                      "one call is reported in that call's result, and every other call still "
+                      "runs and gets its own.")
+        flags = [m["is_error"] for m in messages[2:5]]
+        if flags != [False, True, False]:
+            self.fail(f"The three results are marked is_error {flags}; expected "
+                      "[False, True, False]: only the call that failed is marked.")
 
     def test_run_carries_on(self):
         """In a run, a tool that breaks is reported to the model, which is sent the error as the last message, and the run carries on to the model's answer."""

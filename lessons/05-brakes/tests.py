@@ -46,12 +46,22 @@ def _failed(messages):
 class Lab1(unittest.TestCase):
     longMessage = False
 
-    def _run(self, model, tools, prompt="Go.", messages=None, *, what="a stop", **options):
-        """Run the agent to its end; an exception escaping run_agent is a plain FAIL."""
+    def _run(self, model, tools, prompt="Go.", messages=None, *, what="a stop",
+             system=harness.SYSTEM, returned=None, **options):
+        """Run the agent to its end; an exception escaping run_agent is a plain FAIL. What
+        run_agent returned goes into `returned` (a list), when it is a list."""
         messages = [] if messages is None else messages
         try:
-            lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, prompt,
-                                        **options))
+            run = harness.run_agent(model, system, messages, tools, prompt, **options)
+            if run is None:
+                self.fail(f"run_agent returned None after {what}; it must return this run's "
+                          "messages, the list whose last message says how the run ended. Did "
+                          "you forget a return, or write a bare `return`?")
+            if isinstance(run, list) and returned is not None:
+                returned.append(run)
+            lab.drive(run)
+        except self.failureException:
+            raise
         except lab.ScriptExhausted:
             self.fail(f"the model was called {_times(len(model.calls))}, more than this run "
                       f"should ever make; the transcript so far: {lab.shape(messages)}")
@@ -153,6 +163,82 @@ class Lab1(unittest.TestCase):
         messages = self._run(model, [_counter(runs)], what="a failed reply")
         self.assertEqual(runs, [], "the tool ran for a reply that failed")
         self._shape(messages, "U A![s1]")
+
+    def test_returns_this_runs_messages(self):
+        """run_agent returns this run's messages and no others, the very objects appended to the list it was given: after an earlier exchange, a stopped run returns [prompt, A[s1], R(s1), A!], an answered one ends on its answer, and a failed one on the failed reply."""
+        endings = {
+            "a stop": ([_runaway] * 3, {"max_turns": 1}, "U A[s1] R(s1) A!"),
+            "an answer": ([_runaway, lab.say("Done.")], {}, "U A[s1] R(s1) A"),
+            "a failed reply": ([_runaway, lab.provider_error("503 overloaded")], {},
+                               "U A[s1] R(s1) A!"),
+        }
+        for what, (script, options, shape) in endings.items():
+            messages = [lab.user("Hi"), lab.say("Hello.")]
+            returned = []
+            self._run(lab.ScriptedModel(script), [_counter([])], messages=messages, what=what,
+                      returned=returned, **options)
+            if not returned:
+                continue            # a later lesson's run_agent gives events, not messages
+            run = returned[0]
+            if lab.shape(run) != shape:
+                self.fail(f"after {what}, run_agent returned {lab.shape(run) or 'an empty list'}; "
+                          f"expected {shape}: this run's messages, from its prompt to the message "
+                          "that says how it ended, and nothing from before the run")
+            if any(a is not b for a, b in zip(run, messages[2:])):
+                self.fail(f"after {what}, run_agent returned copies; it should return the very "
+                          "message objects it appended to the transcript")
+
+    def test_uses_the_system_it_is_given(self):
+        """Every model call of a run is sent the system prompt run_agent was given ("Answer in French."), not the module's SYSTEM."""
+        model = lab.ScriptedModel([_runaway, lab.say("Fini.")])
+        self._run(model, [_counter([])], system="Answer in French.", what="an answer")
+        sent = [request.system for request in model.calls]
+        if sent != ["Answer in French."] * 2:
+            self.fail(f"the model was sent the system prompts {sent}; expected "
+                      "['Answer in French.', 'Answer in French.']: run_agent passes on the "
+                      "`system` it was given")
+
+    def test_counts_model_calls_not_tool_calls(self):
+        """max_turns counts model calls, not tool calls: with max_turns=2 and replies that ask for two calls each, the model is called twice and all four calls get their results before the stop."""
+        def twice(request):
+            n = sum(1 for m in request.messages if m["role"] == "assistant")
+            return lab.reply(lab.call("step", {}, id=f"a{n + 1}"),
+                             lab.call("step", {}, id=f"b{n + 1}"))
+        runs = []
+        model = lab.ScriptedModel([twice] * 4)
+        messages = self._run(model, [_counter(runs)], max_turns=2, what="a runaway")
+        self._shape(messages, "U A[a1,b1] R(a1) R(b1) A[a2,b2] R(a2) R(b2) A!",
+                    "A turn is one model call and every tool its reply asked for")
+
+    def test_each_run_counts_from_zero(self):
+        """The count starts again with every run: two runs on one list, each with max_turns=2, make two model calls each."""
+        messages = []
+        for n in (1, 2):
+            model = lab.ScriptedModel([_runaway] * 4)
+            self._run(model, [_counter([])], messages=messages, max_turns=2, what="a runaway")
+            if len(model.calls) != 2:
+                self.fail(f"run {n} of two on one list, with max_turns=2, called the model "
+                          f"{_times(len(model.calls))}; expected twice. The transcript: "
+                          f"{lab.shape(messages)}. Count the turns of this run, starting at 0 "
+                          "every time run_agent is called, not in a variable that outlives it")
+
+    def test_exception_from_complete_goes_up(self):
+        """When model.complete raises (ConnectionError on call 2), run_agent does not catch it: the ConnectionError reaches the caller and the record stays U A[s1] R(s1), whole up to its last complete message."""
+        model = lab.ScriptedModel([_runaway, lab.raises(ConnectionError("connection reset")),
+                                   lab.say("Unreached.")])
+        messages = []
+        try:
+            lab.drive(harness.run_agent(model, harness.SYSTEM, messages, [_counter([])], "Go."))
+        except ConnectionError:
+            self._shape(messages, "U A[s1] R(s1)", "Nothing is written for a call that raised")
+            return
+        except Exception as exc:  # noqa: BLE001 - the reader's code: report, do not crash
+            self.fail(f"run_agent raised {type(exc).__name__}: {exc}; the ConnectionError from "
+                      "model.complete should have gone up as it was")
+        self.fail(f"model.complete raised ConnectionError, and run_agent did not let it go up: "
+                  f"the transcript is {lab.shape(messages)}. An exception from the model is not "
+                  "run_agent's to catch: turning it into a reply is the adapter's job, and an "
+                  "`except` around complete would file your own bugs under \"provider\"")
 
     def test_stops_after_what_came_before(self):
         """A run that is stopped keeps everything said before it, and the next run carries on from the stop on the same list."""

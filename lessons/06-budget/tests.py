@@ -96,6 +96,15 @@ class _Case(unittest.TestCase):
         if got != want:
             self.fail(f"{call} returned {_clip(got)}, expected {_clip(want)}")
 
+    def tool(self, what, function, *args, **kwargs):
+        """The tool function(*args, **kwargs) makes, or a failure that says what came back."""
+        tool = self.call(what, function, *args, **kwargs)
+        if not (isinstance(tool, dict) and callable(tool.get("execute"))):
+            hint = " Did you forget to return it?" if tool is None else ""
+            self.fail(f"{what} should return the tool, a dict with a callable \"execute\"; it "
+                      f"returned {_clip(tool)}.{hint}")
+        return tool
+
     def run_tool(self, tool, arguments):
         result = _result(tool, arguments)
         if not isinstance(result.get("content"), str):
@@ -163,7 +172,7 @@ class Lab1(_Case):
     def test_read_small_file(self):
         """read of a small file returns all of it, exactly, and offset=2, limit=1 returns only line 2, followed by "[Showing lines 2-2 of 3. Use offset=3 to continue.]"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
-        read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.same(self.ordinary(read, {"path": "a.py"}, "read of a.py"),
                   "A = 1\nB = 2\nC = 3\n", "read of the 3-line a.py")
         self.same(self.ordinary(read, {"path": "a.py", "offset": 2, "limit": 1}, "read of a.py"),
@@ -173,7 +182,7 @@ class Lab1(_Case):
     def test_read_big_file(self):
         """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and offset=4001 returns the last 1000 lines and no note."""
         ws = lab.Workspace({"big.txt": _numbered(5000)})
-        read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.same(self.ordinary(read, {"path": "big.txt"}, "read of big.txt"),
                   _numbered(2000) + "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]",
                   "read of the 5000-line big.txt")
@@ -184,7 +193,7 @@ class Lab1(_Case):
         """When bytes run out before lines do, read stops after the last whole line that fits and says where to go on: ten 30-byte lines with max_bytes=100 give lines 1-3 and "Use offset=4"."""
         line = "%-29s\n"
         ws = lab.Workspace({"wide.txt": "".join(line % f"row {k}" for k in range(1, 11))})
-        read = self.call("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+        read = self.tool("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
                          max_bytes=100)
         self.same(self.ordinary(read, {"path": "wide.txt"}, "read of wide.txt"),
                   "".join(line % f"row {k}" for k in range(1, 4))
@@ -192,22 +201,42 @@ class Lab1(_Case):
                   "read of wide.txt, ten 30-byte lines, with max_bytes=100")
 
     def test_read_mistakes(self):
-        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 is an error ("offset and limit must be 1 or more"), offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
+        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 and limit 0 are errors ("offset and limit must be 1 or more"), an offset of "2" is "offset must be an integer", offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\n"})
-        read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.error(read, {"path": "b.py"}, "File not found: b.py. Files here: a.py",
                    "a read of the missing b.py")
         self.error(read, {"path": "a.py", "offset": 0}, "offset and limit must be 1 or more",
                    "a read with offset 0")
+        self.error(read, {"path": "a.py", "limit": 0}, "offset and limit must be 1 or more",
+                   "a read with limit 0")
+        self.error(read, {"path": "a.py", "offset": "2"}, "offset must be an integer",
+                   "a read with offset \"2\", a string")
         self.same(self.ordinary(read, {"path": "a.py", "offset": 2}, "read with offset 2"),
                   "B = 2\n", "read of the 2-line a.py with offset=2")
         self.error(read, {"path": "a.py", "offset": 3}, "offset 3 is past the end of a.py: 2 lines",
                    "a read of the 2-line a.py with offset 3")
 
+    def test_missing_file_keeps_to_the_budget(self):
+        """The list of files in "File not found" keeps to the budget too: in a folder of 30 files, with max_bytes=40, it names the five that fit ("f01.txt" to "f05.txt") and ends " and 25 more"; with max_lines=3, three names and " and 27 more"."""
+        ws = lab.Workspace({f"f{k:02d}.txt": "" for k in range(1, 31)})
+        read = self.tool("make_read_tool(ws, max_bytes=40)", harness.make_read_tool, ws,
+                         max_bytes=40)
+        names = ", ".join(f"f{k:02d}.txt" for k in range(1, 6))
+        self.error(read, {"path": "g.txt"},
+                   f"File not found: g.txt. Files here: {names} and 25 more",
+                   "a read of the missing g.txt among 30 files, max_bytes=40 (eight bytes a name, "
+                   "newline included, as truncate_head counts them)")
+        read = self.tool("make_read_tool(ws, max_lines=3)", harness.make_read_tool, ws,
+                         max_lines=3)
+        self.error(read, {"path": "g.txt"},
+                   "File not found: g.txt. Files here: f01.txt, f02.txt, f03.txt and 27 more",
+                   "a read of the missing g.txt among 30 files, max_lines=3")
+
     def test_read_empty_file(self):
         """An empty file reads as "", not as an error, and offset 2 of it is past the end: "offset 2 is past the end of empty.txt: 0 lines"."""
         ws = lab.Workspace({"empty.txt": ""})
-        read = self.call("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.same(self.ordinary(read, {"path": "empty.txt"}, "a read of the empty empty.txt"), "",
                   "read of the empty empty.txt")
         self.error(read, {"path": "empty.txt", "offset": 2},
@@ -217,7 +246,7 @@ class Lab1(_Case):
     def test_read_line_over_budget(self):
         """A first line over the byte budget is not shown at all, not even part of it: a note gives its size in bytes, and "Use offset=2 to skip it." only when a line follows it."""
         ws = lab.Workspace({"min.js": "x" * 300 + "\nnext\n", "one.txt": "é" * 60 + "\n"})
-        read = self.call("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+        read = self.tool("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
                          max_bytes=100)
         self.same(self.ordinary(read, {"path": "min.js"}, "read of min.js"),
                   "[Line 1 of min.js is 301 bytes, over the 100-byte budget of one read, "
@@ -231,7 +260,7 @@ class Lab1(_Case):
 
     def test_read_describes_its_budget(self):
         """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says "10 lines" and "50000 bytes"."""
-        read = self.call("make_read_tool(ws, max_lines=10)", harness.make_read_tool,
+        read = self.tool("make_read_tool(ws, max_lines=10)", harness.make_read_tool,
                          lab.Workspace(), max_lines=10)
         if (read.get("name"), read.get("parameters", {}).get("required")) != ("read", ["path"]):
             self.fail(f"the tool should be named \"read\" and require [\"path\"]; it is named "
@@ -258,14 +287,16 @@ class Lab2(_Case):
         self.cut("truncate_tail", "x\nééé\n", ("", 0), max_bytes=5)
 
     def test_bash_output(self):
-        """bash runs the command and returns what it printed: "echo hello" gives "hello\\n", with is_error False."""
-        bash = self.call("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        """bash runs the command and returns what it printed: "echo hello" gives "hello\\n", with is_error False; a call without a command string is the error "command must be a string"."""
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
         self.same(self.ordinary(bash, {"command": "echo hello"}, "echo hello"), "hello\n",
                   "the result of echo hello")
+        self.error(bash, {"cmd": "ls"}, "command must be a string",
+                   "a bash call that sends cmd instead of command")
 
     def test_bash_failure_is_news(self):
         """A command that fails is an ordinary result, is_error False: "cat missing.txt" comes back with its message, then "Command exited with code 1"."""
-        bash = self.call("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "cat missing.txt"},
                                 "cat missing.txt, a command that ran and failed,")
         self.same(content, "cat: missing.txt: No such file or directory\n"
@@ -273,15 +304,31 @@ class Lab2(_Case):
 
     def test_bash_keeps_the_end(self):
         """"seq 1 5000" comes back as lines 3001 to 5000, then "[Showing the last 2000 of 5000 lines. Narrow the command for more.]"."""
-        bash = self.call("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "seq 1 5000"}, "seq 1 5000")
         self.same(content, "".join(f"{k}\n" for k in range(3001, 5001))
                   + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]",
                   "the result of seq 1 5000")
 
+    def test_bash_byte_budget(self):
+        """When bytes run out before lines do, bash keeps the last lines that fit: "seq 1 100" with max_bytes=20 gives lines 95 to 100 (19 bytes), then "[Showing the last 6 of 100 lines. Narrow the command for more.]"; by default, 1,500 lines of 40 bytes (60,000 bytes) give the last 1,250."""
+        bash = self.tool("make_bash_tool(shell, max_bytes=20)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace()), max_bytes=20)
+        content = self.ordinary(bash, {"command": "seq 1 100"}, "seq 1 100")
+        self.same(content, "".join(f"{k}\n" for k in range(95, 101))
+                  + "\n[Showing the last 6 of 100 lines. Narrow the command for more.]",
+                  "the result of seq 1 100 with max_bytes=20")
+        wide = "".join(f"{k:<39}\n" for k in range(1, 1501))
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace({"wide.txt": wide})))
+        content = self.ordinary(bash, {"command": "cat wide.txt"}, "cat wide.txt")
+        self.same(content, "".join(f"{k:<39}\n" for k in range(251, 1501))
+                  + "\n[Showing the last 1250 of 1500 lines. Narrow the command for more.]",
+                  "the result of cat wide.txt, 1,500 lines of 40 bytes, with the default budget")
+
     def test_bash_verdict_comes_last(self):
         """When a long output ends in a failure ("seq 1 5000 && false"), the result still ends with "Command exited with code 1", after the note, and is not an error."""
-        bash = self.call("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "seq 1 5000 && false"}, "seq 1 5000 && false")
         self.same(content, "".join(f"{k}\n" for k in range(3001, 5001))
                   + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]"
@@ -290,7 +337,7 @@ class Lab2(_Case):
     def test_write_checks_its_arguments(self):
         """A write call with no content is answered "content must be a string", is_error True, and writes nothing; a good one says "Successfully wrote to a.py."."""
         ws = lab.Workspace()
-        write = self.call("make_write_tool(ws)", harness.make_write_tool, ws)
+        write = self.tool("make_write_tool(ws)", harness.make_write_tool, ws)
         self.error(write, {"path": "a.py"}, "content must be a string",
                    "a write call with no content")
         if ws.exists("a.py"):
@@ -301,7 +348,7 @@ class Lab2(_Case):
 
     def test_bash_describes_its_budget(self):
         """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines"."""
-        bash = self.call("make_bash_tool(shell, max_lines=7)", harness.make_bash_tool,
+        bash = self.tool("make_bash_tool(shell, max_lines=7)", harness.make_bash_tool,
                          lab.Shell(lab.Workspace()), max_lines=7)
         if (bash.get("name"), bash.get("parameters", {}).get("required")) != ("bash", ["command"]):
             self.fail(f"the tool should be named \"bash\" and require [\"command\"]; it is named "
