@@ -504,7 +504,8 @@ def main(argv: list[str] | None = None) -> int:
         if not Path(args.harness).is_file():
             raise UsageError(f"{args.harness}: no such harness file")
         scope = f"lab {args.lab}" if args.lab is not None else "all labs"
-        print(f"{_words(args.lesson).capitalize()}, {scope}: {args.harness} against {args.tests}")
+        where = _words(args.lesson)
+        print(f"{where[0].upper()}{where[1:]}, {scope}: {args.harness} against {args.tests}")
         results = run(args.harness, args.tests, args.lab, timeout=args.timeout or None,
                       name=Path(args.harness).name,
                       report=_Printer(Path(args.harness).name))

@@ -262,3 +262,34 @@ def test_every_lab_fails_on_its_starting_file_and_passes_on_its_solution(page, b
     after = run_tests(page, lab_id)
     assert after and set(after.values()) == {"pass"}, f"lab {point} on its solution: {after}"
     assert page.locator(f"#{lab_id} .lab-done").is_visible()
+
+
+def test_side_quest_s2_lab_runs_the_readers_tree_and_downloads_as_lesson_s2(page, base_url, tmp_path):
+    """A side quest's lab in the page: its lesson is "S2", not a number. Lab S2.2 passes on its
+    solution; the cell marked lab=2 then runs on the reader's SessionTree and prints what the build
+    recorded; the downloaded folder is lesson-S2/ and its tests run under local CPython with
+    --lesson S2."""
+    page.goto(base_url + "side-quest-s2.html")
+    wait_ready(page)
+    set_lab_text(page, "lab-S2-2", solution("S2.2"))
+    assert set(run_tests(page, "lab-S2-2").values()) == {"pass"}
+    cell = page.locator(".cell[data-lab='2']").first
+    cell_id = cell.get_attribute("data-cell")
+    assert cell.locator(".harness-switch").is_visible()
+    assert run_cell(page, cell_id) == recorded(page, cell_id)
+    assert cell.get_attribute("data-harness") == "mine"
+
+    with page.expect_download() as info:
+        page.locator("#lab-S2-2 .lab-download").click()
+    archive = tmp_path / "lab.zip"
+    info.value.save_as(archive)
+    with zipfile.ZipFile(archive) as zipped:
+        assert {"lesson-S2/harness.py", "lesson-S2/tests.py",
+                "lesson-S2/lab/lab_check.py"} <= set(zipped.namelist())
+        zipped.extractall(tmp_path)
+    done = subprocess.run([sys.executable, "lab/lab_check.py", "--harness", "harness.py",
+                           "--lesson", "S2", "tests.py"], cwd=tmp_path / "lesson-S2",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("Side quest S2, all labs:"), done.stdout
+    assert "20 passed, 0 failed" in done.stdout
