@@ -53,8 +53,9 @@ def run_cell(source: str, lesson: int | str, name: str, harness_text: str | None
     return [result.output, result.error if result.error is None else str(result.error)]
 
 
-def run_tests(harness_text: str, lesson: int, lab: int, tests_path: str) -> str:
-    """Run lab `lab` of `lesson` on the reader's harness; lab_check's results as JSON."""
+def run_tests(harness_text: str, lesson: int | str, lab: int, tests_path: str) -> str:
+    """Run lab `lab` of `lesson` (11, or a side quest: "S2") on the reader's harness; lab_check's
+    results as JSON."""
     from lab import lab_check       # imported on first use: unittest is not small
 
     path = _write_reader(lesson, "lab%d" % lab, harness_text)
