@@ -22,11 +22,12 @@ from builder.pipeline import build
 from builder.project import Project
 
 
-def run_file(project: Project, lesson: int, path: Path, timeout: float) -> int:
-    """Run FILE exactly as a cell of lesson N runs at build time; print what it printed."""
+def run_file(project: Project, lesson: str, path: Path, timeout: float) -> int:
+    """Run FILE exactly as a cell of lesson N (or page S2, B) runs at build time; print what it
+    printed."""
     course = course_stage.load(project)
     page = next((p for p in course.pages if p.kind in ("lesson", "welcome") and p.id.isdigit()
-                 and int(p.id) == lesson), None)
+                 and lesson.isdigit() and int(p.id) == int(lesson)), None) or course.page(lesson)
     if page is None:
         raise BuildError(project.rel(course.path), 0, f"there is no lesson {lesson}")
     harness = Labs(project, course).reference(page)
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         if argv[:1] == ["run"]:
             parser = argparse.ArgumentParser(prog="build.py run",
                                              description="Run FILE as a cell of lesson N runs.")
-            parser.add_argument("--lesson", type=int, required=True)
+            parser.add_argument("--lesson", required=True, help="11, or a page's id: S2, B")
             parser.add_argument("--timeout", type=float, default=10.0)
             parser.add_argument("file", type=Path)
             args = parser.parse_args(argv[1:])

@@ -4,6 +4,7 @@ Everything that says where a page is, what comes before it and which stage point
 worked out here once, so no later stage reads the YAML again."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,12 +65,15 @@ class Page:
         return self.id
 
     def point(self, lab: int) -> str:
-        """The stage point of this lesson's lab `lab` (1-based): "11.2"."""
-        return f"{int(self.id)}.{lab}"
+        """The stage point of this page's lab `lab` (1-based): "11.2", or "S2.1" for a side
+        quest's."""
+        return f"{int(self.id)}.{lab}" if self.kind == "lesson" else f"{self.id}.{lab}"
 
     @property
     def points(self) -> list[str]:
-        return [self.point(k) for k in range(1, len(self.labs) + 1)] if self.kind == "lesson" else []
+        if self.kind not in ("lesson", "side-quest"):
+            return []
+        return [self.point(k) for k in range(1, len(self.labs) + 1)]
 
 
 @dataclass
@@ -90,8 +94,35 @@ class Course:
 
     @property
     def points(self) -> list[str]:
-        """Every stage point of the course, in order: 1.1 < 1.2 < 2.1 ..."""
-        return [point for page in self.pages for point in page.points]
+        """Every stage point of the course, in course order: 1.1 < 1.2 < 2.1 ... with a side
+        quest's points (S2.1, S2.2) where the side quest stands."""
+        return list(self.parents)
+
+    @property
+    def parents(self) -> dict[str, str | None]:
+        """Each stage point and the point it follows. The lessons' labs are one main chain; a side
+        quest's labs are a side branch off the last main point before it, which no later lesson
+        follows (docs/architecture.md, "Stage points")."""
+        parents: dict[str, str | None] = {}
+        main: str | None = None
+        for page in self.pages:
+            before = main
+            for point in page.points:
+                parents[point], before = before, point
+            if page.kind == "lesson" and page.points:
+                main = before
+        return parents
+
+    def base(self, page: "Page") -> str | None:
+        """The point a page's cells start from when it has no labs of its own: the last main
+        point before it (a side quest's points are never another page's base)."""
+        found = None
+        for other in self.pages:
+            if other is page:
+                break
+            if other.kind == "lesson" and other.points:
+                found = other.points[-1]
+        return found
 
     def neighbours(self, page: Page) -> tuple[Page | None, Page | None]:
         """The pages before and after `page` on the main path, in reading order. Side quests are
@@ -178,6 +209,11 @@ def load(project: Project) -> Course:
             raise BuildError(where, line, f"folder {page.folder!r} is named twice")
         if page.kind == "lesson" and not page.id.isdigit():
             raise BuildError(where, line, f"lesson id {page.id!r} is not a number")
+        if page.labs and page.kind not in ("lesson", "side-quest"):
+            raise BuildError(where, line, f"page {page.id}: only a lesson or a side quest has labs")
+        if page.kind == "side-quest" and page.labs and not re.fullmatch(r"S\d+", page.id):
+            raise BuildError(where, line, f"side quest {page.id!r} has labs: its id must be S and "
+                                          "a number (S2), which names its stage points (S2.1)")
         if not page.folder or "/" in page.folder or page.folder.startswith("."):
             raise BuildError(where, line, f"page {page.id}: a page needs folder: <name> (its room "
                                           f"in lessons/)")

@@ -42,7 +42,7 @@ class Labs:
             if not source.exists():
                 raise BuildError(self.project.rel(source), 0, "the course's marked harness is missing")
             try:
-                self._stages = stages.load(source, points=self.course.points)
+                self._stages = stages.load(source, parents=self.course.parents)
             except stages.MarkerError as error:
                 raise BuildError(self.project.rel(source), error.line, error.message) from None
         return self._stages
@@ -52,16 +52,10 @@ class Labs:
     def reference(self, page: Page) -> str:
         """The harness a page's cells import: the solution of the page's last lab, or for a page
         without labs, of the last lab before it (an empty file before the first lab)."""
-        if page.labs:
-            return self.stages.reference(int(page.id))
-        before = []
-        for other in self.course.pages:
-            before.extend(other.points)
-            if other is page:
-                break
-        if not before:
-            return ""
-        return self.stages.solution(before[-1])
+        if page.points:
+            return self.stages.solution(page.points[-1])
+        base = self.course.base(page)
+        return self.stages.solution(base) if base else ""
 
     # -- what a lab section shows -----------------------------------------------------------------
 
@@ -94,10 +88,10 @@ class Labs:
             before = self.stages.previous(point)
             if before is None:
                 changes = "The whole file, new"
-            elif before.split(".")[0] == point.split(".")[0]:
+            elif stages.page_of(before) == stages.page_of(point):
                 changes = "What changed since the previous lab"
             else:
-                changes = f"What changed since lesson {before.split('.')[0]}"
+                changes = f"What changed since {stages.page_words(stages.page_of(before))}"
             views[number] = LabView(
                 number=number, point=point, title=title, starting=self.stages.starting(point),
                 diff=self.stages.diff(point) if before else [], changes_title=changes,

@@ -53,11 +53,12 @@ def run_cell(source: str, lesson: int | str, name: str, harness_text: str | None
     return [result.output, result.error if result.error is None else str(result.error)]
 
 
-def run_tests(harness_text: str, lesson: int, lab: int, tests_path: str,
+def run_tests(harness_text: str, lesson: int | str, lab: int, tests_path: str,
               report: Callable[[str], object] | None = None) -> str:
-    """Run lab `lab` of `lesson` on the reader's harness; lab_check's results as JSON. `report`,
-    if given, is called with each test's result, as JSON, as soon as that test has finished: the
-    page ticks its checklist as the run goes, and knows which test a stop cut short."""
+    """Run lab `lab` of `lesson` (11, or a side quest: "S2") on the reader's harness;
+    lab_check's results as JSON. `report`, if given, is called with each test's result, as
+    JSON, as soon as that test has finished: the page ticks its checklist as the run goes, and
+    knows which test a stop cut short."""
     from lab import lab_check       # imported on first use: unittest is not small
 
     path = _write_reader(lesson, "lab%d" % lab, harness_text)

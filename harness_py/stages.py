@@ -17,6 +17,13 @@ Markers (docs/architecture.md, "The marked source"):
     #@ code               in a gap block: the solution code follows
     #@ end                closes the block
 
+Points form a tree, not only a line. The main chain is every lesson's labs in course order
+(1.1, 1.2, 2.1, ... 11.2, 12.1); a side quest's labs (S2.1, S2.2) are a side branch whose first
+point follows a point of the main chain (S2.1 follows 11.2) and which no main point follows. A
+point's *line* is the chain from the first point to it; a block exists at a point when its start is
+on that point's line and its end (if any) is not. So a `#@ block S2.1` exists at S2.1 and S2.2 and
+never at 12.1, and a `#@ block 12.1` never on the side branch.
+
 Blocks do not nest. A block with a range (`P..Q`) is rewritten at Q by the block that follows it
 directly, with no line between: such a chain is the versions of one thing (a *group*). Their
 ranges may not overlap, and a gap shows, under its spec, the code of the versions in its group that
@@ -42,7 +49,7 @@ COURSE_YAML = ROOT / "lessons" / "course.yaml"
 GAP_OPEN = "# --- your code ---"
 GAP_CLOSE = "# --- end ---"
 
-_POINT = r"(\d+)\.(\d+)"
+_POINT = r"(?:\d+|S\d+)\.\d+"        # 11.2 on the main chain, S2.1 on a side branch
 _BLOCK = re.compile(rf"^#@ block (?P<start>{_POINT})(?:\.\.(?P<until>{_POINT}))?"
                     r"(?: (?P<kind>given|gap)(?P<note>.*))?$")
 
@@ -56,13 +63,32 @@ class MarkerError(Exception):
 
 
 def point_key(point: str) -> tuple[int, int]:
-    """"10.1" -> (10, 1): points compare as numbers, so 9.1 < 10.1."""
+    """"10.1" -> (10, 1): main-chain points compare as numbers, so 9.1 < 10.1."""
     lesson, lab = point.split(".")
     return int(lesson), int(lab)
 
 
+def page_of(point: str) -> str:
+    """The page a point belongs to: "11" for 11.2, "S2" for S2.1."""
+    return point.split(".")[0]
+
+
+def lab_of(point: str) -> int:
+    return int(point.split(".")[1])
+
+
 def lesson_of(point: str) -> int:
     return point_key(point)[0]
+
+
+def page_words(page: str) -> str:
+    """How a page is named in a starting file: "lesson 11", "side quest S2"."""
+    return f"lesson {int(page)}" if page.isdigit() else f"side quest {page}"
+
+
+def chain(points: list[str]) -> dict[str, str | None]:
+    """The parents of points that form one line, each following the one before it."""
+    return {point: (points[i - 1] if i else None) for i, point in enumerate(points)}
 
 
 @dataclass
@@ -77,58 +103,67 @@ class Block:
     code: list[str] = field(default_factory=list)
     group: int = 0                 # blocks in one group are versions of one thing
 
-    def live(self, point: str) -> bool:
-        key = point_key(point)
-        return point_key(self.start) <= key and (self.until is None
-                                                 or key < point_key(self.until))
-
 
 @dataclass
 class Stages:
     """Every stage of the course's harness, cut on demand from the parsed source."""
-    points: list[str]
+    points: list[str]      # every point, in course order (a side branch where it is read)
     items: list            # the source in order: a plain line (str) or a Block
     path: str = "harness_py/course/harness.py"
+    parents: dict = field(default_factory=dict)    # point -> the point it follows (None: first)
+
+    def __post_init__(self) -> None:
+        if not self.parents:
+            self.parents = chain(self.points)
 
     def _check(self, point: str) -> None:
         if point not in self.points:
             raise KeyError(f"{point} is not a stage point; the points are {', '.join(self.points)}")
 
     def previous(self, point: str) -> str | None:
-        """The point before `point`, or None for the course's first lab."""
+        """The point `point` follows: on the main chain the lab before it, for a side branch's
+        first lab the main point it branches from; None for the course's first lab."""
         self._check(point)
-        index = self.points.index(point)
-        return self.points[index - 1] if index else None
+        return self.parents[point]
+
+    def line(self, point: str) -> list[str]:
+        """The points from the course's first lab to `point`, in order, along the parents."""
+        self._check(point)
+        return _line(self.parents, point)
+
+    def live(self, block: "Block", point: str) -> bool:
+        """Whether `block` is part of the harness at `point`."""
+        return _live(block, set(self.line(point)))
 
     def solution(self, point: str) -> str:
         """The harness after the reader finished lab `point`."""
-        self._check(point)
+        on = set(self.line(point))
         lines: list[str] = []
         for item in self.items:
             if isinstance(item, str):
                 lines.append(item)
-            elif item.live(point):
+            elif _live(item, on):
                 lines.extend(item.code)
         return _text(lines)
 
     def starting(self, point: str) -> str:
         """The file lab `point` starts from: the previous solution with `point`'s blocks shown as
         gaps, or with their "given in lesson L" marks."""
-        self._check(point)
-        lesson = lesson_of(point)
+        on = set(self.line(point))
+        words = page_words(page_of(point))
         lines: list[str] = []
         for item in self.items:
             if isinstance(item, str):
                 lines.append(item)
             elif item.start != point:
-                if item.live(point):
+                if _live(item, on):
                     lines.extend(item.code)
             else:
                 lead, body = _split_lead(item.code)
                 lines.extend(lead)
                 indent = _indent(body[0] if body else "")
                 if item.kind == "given":
-                    lines.append(f"{indent}# given in lesson {lesson}{item.note}")
+                    lines.append(f"{indent}# given in {words}{item.note}")
                     lines.extend(body)
                 elif item.kind == "gap":
                     lines.append(indent + GAP_OPEN)
@@ -145,11 +180,13 @@ class Stages:
         return [item for item in self.items if isinstance(item, Block)
                 and item.group == gap.group and item.until == gap.start]
 
-    def reference(self, lesson: int) -> str:
-        """The reference harness of a lesson: the solution of its last lab."""
-        mine = [point for point in self.points if lesson_of(point) == lesson]
+    def reference(self, lesson: int | str) -> str:
+        """The reference harness of a lesson (11) or side quest ("S2"): its last lab's solution."""
+        page = str(lesson)
+        mine = [point for point in self.points if page_of(point) == page]
         if not mine:
-            raise KeyError(f"lesson {lesson} has no labs in lessons/course.yaml")
+            raise KeyError(f"{page_words(page) if page.isdigit() or page.startswith('S') else page}"
+                           " has no labs in lessons/course.yaml")
         return self.solution(mine[-1])
 
     def diff(self, point: str) -> list[str]:
@@ -158,7 +195,7 @@ class Stages:
         empty file. Two lines of context, as the page shows it."""
         before = self.previous(point)
         old = self.solution(before) if before else ""
-        where = f"lesson {lesson_of(before)} lab {point_key(before)[1]}" if before else "empty"
+        where = f"{page_words(page_of(before))} lab {lab_of(before)}" if before else "empty"
         return list(difflib.unified_diff(
             old.splitlines(), self.starting(point).splitlines(),
             fromfile=f"harness.py ({where})", tofile=f"harness.py (lab {point})",
@@ -176,6 +213,21 @@ def _indent(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
+def _line(parents: dict, point: str) -> list[str]:
+    line, seen = [], set()
+    current: str | None = point
+    while current is not None and current not in seen:
+        seen.add(current)
+        line.append(current)
+        current = parents.get(current)
+    return line[::-1]
+
+
+def _live(block: Block, on: set[str]) -> bool:
+    """A block is there at a point whose line (`on`) holds its start and does not hold its end."""
+    return block.start in on and (block.until is None or block.until not in on)
+
+
 def _split_lead(code: list[str]) -> tuple[list[str], list[str]]:
     """A block's leading blank lines, and the rest."""
     n = 0
@@ -184,9 +236,13 @@ def _split_lead(code: list[str]) -> tuple[list[str], list[str]]:
     return code[:n], code[n:]
 
 
-def parse(text: str, points: list[str], path: str = "harness_py/course/harness.py") -> Stages:
-    """Parse a marked source. Every mistake raises MarkerError naming `path` and the line."""
+def parse(text: str, points: list[str], path: str = "harness_py/course/harness.py",
+          parents: dict[str, str | None] | None = None) -> Stages:
+    """Parse a marked source. Every mistake raises MarkerError naming `path` and the line.
+    `parents` gives each point the point it follows (default: `points` as one line)."""
     known = set(points)
+    parents = dict(parents) if parents else chain(points)
+    lines_of = {point: set(_line(parents, point)) for point in points}
     items: list = []
     block: Block | None = None
     part = ""                         # in a gap block: "" before #@ spec, "spec", then "code"
@@ -213,9 +269,9 @@ def parse(text: str, points: list[str], path: str = "harness_py/course/harness.p
                 start, until = match["start"], match["until"]
                 check_point(start, number)
                 check_point(until, number)
-                if until is not None and point_key(until) <= point_key(start):
+                if until is not None and (until == start or start not in lines_of[until]):
                     fail(number, f"the range {start}..{until} is empty: it must end after it "
-                                 "starts")
+                                 "starts, on a line of labs that goes through both")
                 kind, note = match["kind"] or "plain", match["note"] or ""
                 if kind == "gap" and note:
                     fail(number, f"unexpected text after 'gap': {note.strip()!r}")
@@ -250,7 +306,7 @@ def parse(text: str, points: list[str], path: str = "harness_py/course/harness.p
                                      "comment lines, then '#@ code'")
                 if not any(code.strip() for code in block.code):
                     fail(block.line, "an empty block: it holds no code")
-                _check_overlap(items, block, fail)
+                _check_overlap(items, block, fail, lines_of)
                 items.append(block)
                 continues = block.until is not None
                 block = None
@@ -271,16 +327,14 @@ def parse(text: str, points: list[str], path: str = "harness_py/course/harness.p
             block.code.append(line)
     if block is not None:
         fail(block.line, "this block is never closed: add '#@ end'")
-    return Stages(points=list(points), items=items, path=path)
+    return Stages(points=list(points), items=items, path=path, parents=parents)
 
 
-def _check_overlap(items: list, block: Block, fail) -> None:
+def _check_overlap(items: list, block: Block, fail, lines_of: dict[str, set[str]]) -> None:
+    """Two versions of one thing may not both be there at any point."""
     for other in items:
         if isinstance(other, Block) and other.group == block.group:
-            a0, b0 = point_key(other.start), point_key(block.start)
-            a1 = point_key(other.until) if other.until else (10 ** 9, 0)
-            b1 = point_key(block.until) if block.until else (10 ** 9, 0)
-            if a0 < b1 and b0 < a1:
+            if any(_live(other, on) and _live(block, on) for on in lines_of.values()):
                 fail(block.line, f"overlapping ranges of the same block: {_range(block)} here "
                                  f"and {_range(other)} at line {other.line} (versions of one "
                                  "thing follow each other with no line between them)")
@@ -290,34 +344,53 @@ def _range(block: Block) -> str:
     return f"{block.start}..{block.until}" if block.until else f"{block.start}.."
 
 
-def course_points(course_yaml: Path | str = COURSE_YAML) -> list[str]:
-    """The stage points, in order, from the labs of every lesson in lessons/course.yaml."""
+def course_parents(course_yaml: Path | str = COURSE_YAML) -> dict[str, str | None]:
+    """Every stage point, in course order, with the point it follows, from lessons/course.yaml.
+    A lesson's labs continue the main chain. A side quest's labs (S2.1, S2.2) are a side branch:
+    its first lab follows the last main point before it, and no main point follows any of them."""
     try:
         import yaml
     except ImportError:
         raise RuntimeError("reading lessons/course.yaml needs PyYAML; pass points= instead") \
             from None
     course = yaml.safe_load(Path(course_yaml).read_text(encoding="utf-8"))
-    points = []
+    parents: dict[str, str | None] = {}
+    main: str | None = None
     for page in course["pages"]:
-        if page.get("kind") == "lesson":
-            for k, _title in enumerate(page.get("labs") or [], 1):
-                points.append(f"{int(page['id'])}.{k}")
-    return points
+        kind, labs = page.get("kind"), page.get("labs") or []
+        if kind == "lesson":
+            for k in range(1, len(labs) + 1):
+                point = f"{int(page['id'])}.{k}"
+                parents[point], main = main, point
+        elif kind == "side-quest":
+            before = main
+            for k in range(1, len(labs) + 1):
+                point = f"{page['id']}.{k}"
+                parents[point], before = before, point
+    return parents
 
 
-def load(path: Path | str | None = None, points: list[str] | None = None) -> Stages:
+def course_points(course_yaml: Path | str = COURSE_YAML) -> list[str]:
+    """The stage points, in course order, from the labs of every lesson and side quest."""
+    return list(course_parents(course_yaml))
+
+
+def load(path: Path | str | None = None, points: list[str] | None = None,
+         parents: dict[str, str | None] | None = None) -> Stages:
     """Read and parse the marked source (by default the course's), with the points of
-    lessons/course.yaml unless `points` is given."""
+    lessons/course.yaml unless `points` (one line) or `parents` (a tree) is given."""
     source = Path(path) if path is not None else DEFAULT_SOURCE
-    if points is None:
-        points = course_points()
+    if parents is not None:
+        points = list(parents) if points is None else points
+    elif points is None:
+        parents = course_parents()
+        points = list(parents)
     shown = str(source)
     try:
         shown = source.resolve().relative_to(ROOT).as_posix()
     except ValueError:
         pass
-    return parse(source.read_text(encoding="utf-8"), points, shown)
+    return parse(source.read_text(encoding="utf-8"), points, shown, parents)
 
 
 def main(argv: list[str] | None = None) -> int:

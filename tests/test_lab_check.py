@@ -172,7 +172,8 @@ def test_a_test_that_hangs_is_stopped_by_timeout_and_the_rest_still_run(tmp_path
     (("--harness", "missing.py"), "missing.py: no such harness file"),
     (("nothere.py",), "nothere.py: no such tests file"),
     (("--lesson", "11"), "holds the tests of lesson 3, not lesson 11"),
-    (("--lesson", "three"), "invalid int value"),
+    (("--lesson", "three"), "'three' is neither a lesson number (11) nor a side quest (S2)"),
+    (("--lesson", "S2"), "holds the tests of lesson 3, not side quest S2"),
     (("empty.py",), "empty.py has no lab tests"),
 ])
 def test_bad_usage_exits_2_and_says_why(tmp_path, args, says):

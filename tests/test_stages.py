@@ -1,8 +1,9 @@
 """The stages of the course's harness, cut from harness_py/course/harness.py.
 
 Every point is checked the way a reader meets it: the solution of a lab passes that lab's tests
-and every earlier lab's, and the starting file of a lab fails its own tests (otherwise the lab
-asks for nothing). Lesson 11's two starting files are compared with the seed lesson, and the
+and those of every lab on its line (the labs it was built on), and the starting file of a lab fails
+its own tests (otherwise the lab asks for nothing). Side quest S2's labs are a side branch off 11.2:
+their code is never part of a main point. Lesson 11's two starting files are compared with the seed lesson, and the
 marker parser is checked for each mistake it must name.
 """
 from __future__ import annotations
@@ -24,18 +25,22 @@ STAGES = stages.load()
 POINTS = STAGES.points
 
 
-def _labs_up_to(point: str) -> list[tuple[int, int | None]]:
-    """(lesson, lab) pairs a solution of `point` must pass: every lab of earlier lessons (lab
-    None: all of them) and this lesson's labs up to this one."""
-    lesson, k = stages.point_key(point)
-    earlier = sorted({stages.lesson_of(p) for p in POINTS if stages.lesson_of(p) < lesson})
-    return [(n, None) for n in earlier] + [(lesson, j) for j in range(1, k + 1)]
+def _labs_up_to(point: str) -> list[tuple[str, int | None]]:
+    """(page, lab) pairs a solution of `point` must pass: every lab of the earlier pages on its
+    line (lab None: all of them) and its own page's labs up to this one. A main point's line holds
+    no side quest's labs, so 12.1 need not pass S2's tests; S2.2's line holds 1.1 to 11.2."""
+    page, k = stages.page_of(point), stages.lab_of(point)
+    earlier = []
+    for p in STAGES.line(point):
+        if stages.page_of(p) != page and stages.page_of(p) not in earlier:
+            earlier.append(stages.page_of(p))
+    return [(n, None) for n in earlier] + [(page, j) for j in range(1, k + 1)]
 
 
-def _run(tmp_path: Path, source: str, lesson: int, lab: int | None) -> list[dict]:
+def _run(tmp_path: Path, source: str, lesson: str, lab: int | None) -> list[dict]:
     harness_file = tmp_path / "harness.py"
     harness_file.write_text(source, encoding="utf-8")
-    tests = PROJECT.tests_file(COURSE.page(f"{lesson:02d}"))
+    tests = PROJECT.tests_file(COURSE.page(lesson.zfill(2) if lesson.isdigit() else lesson))
     if not tests.exists():
         pytest.fail(f"{tests.relative_to(ROOT)} is missing")
     return lab_check.run(harness_file, tests, lab=lab, timeout=60)
@@ -59,7 +64,7 @@ def test_solution_passes_its_lab_and_every_earlier_one(tmp_path, point):
 
 @pytest.mark.parametrize("point", POINTS)
 def test_starting_file_fails_its_own_lab(tmp_path, point):
-    lesson, k = stages.point_key(point)
+    lesson, k = stages.page_of(point), stages.lab_of(point)
     results = _run(tmp_path, STAGES.starting(point), lesson, k)
     assert results, f"lesson {lesson} has no tests for lab {k}"
     assert any(r["status"] != "pass" for r in results), (
@@ -76,11 +81,55 @@ def test_every_stage_compiles_within_100_columns(point):
         assert not long, f"the {what} of {point} has lines over 100 columns: {long}"
 
 
+MAIN = [point for point in POINTS if point[0].isdigit()]
+SIDE = [point for point in POINTS if not point[0].isdigit()]
+
+
 def test_points_follow_the_course():
-    assert POINTS[0] == "1.1" and POINTS[-2:] == ["11.1", "11.2"]
-    assert POINTS == sorted(POINTS, key=stages.point_key)
+    assert MAIN[0] == "1.1" and "11.1" in MAIN and "11.2" in MAIN
+    assert MAIN == sorted(MAIN, key=stages.point_key)
     assert STAGES.previous("1.1") is None and STAGES.previous("11.2") == "11.1"
     assert STAGES.reference(11) == STAGES.solution("11.2")
+    for before, point in zip(MAIN, MAIN[1:]):       # the main chain skips every side branch
+        assert STAGES.previous(point) == before, point
+    assert STAGES.line("11.2") == MAIN[:MAIN.index("11.2") + 1]
+
+
+# ------------------------------------------------------------------ side quest S2, a side branch
+
+def test_s2_is_a_side_branch_off_11_2():
+    assert SIDE == ["S2.1", "S2.2"]
+    assert STAGES.previous("S2.1") == "11.2" and STAGES.previous("S2.2") == "S2.1"
+    assert STAGES.line("S2.2") == MAIN[:MAIN.index("11.2") + 1] + ["S2.1", "S2.2"]
+    assert not [p for p in POINTS if STAGES.previous(p) in SIDE and p not in SIDE], \
+        "a main point follows a side quest's lab: lesson 12 must not need S2"
+    assert STAGES.reference("S2") == STAGES.solution("S2.2")
+    assert COURSE.parents == dict(zip(POINTS, [STAGES.previous(p) for p in POINTS]))
+
+
+def test_s2_starts_from_11_2_and_never_reaches_the_main_chain():
+    first, final = STAGES.starting("S2.1"), STAGES.solution("S2.2")
+    eleven = STAGES.solution("11.2")
+    assert "# given in side quest S2\n# -- the session tree (side quest S2) --" in first
+    assert "# Spec only. The tests import one name: SessionTree." in first
+    assert "class SessionTree" not in first and "class SessionTree(SessionLog):" in final
+    # S2.1's starting file is 11.2's solution with S2's region added, nothing else changed
+    diff = STAGES.diff("S2.1")
+    assert diff[0] == "--- harness.py (lesson 11 lab 2)" and diff[1] == "+++ harness.py (lab S2.1)"
+    assert all(not line.startswith("-") for line in diff[2:])
+    assert STAGES.solution("S2.1").count("\n") > eleven.count("\n")
+    second = STAGES.starting("S2.2")
+    assert "    # --- your code ---\n    # Spec only. Two methods" in second
+    assert "def branch" not in second and "def branch" in final
+    for point in MAIN:
+        assert "SessionTree" not in STAGES.solution(point), point
+        assert "SessionTree" not in STAGES.starting(point), point
+
+
+def test_the_course_page_of_s2_owns_its_points():
+    page = COURSE.page("S2")
+    assert page.kind == "side-quest" and page.points == ["S2.1", "S2.2"]
+    assert COURSE.base(COURSE.page("12")) == "11.2", "lesson 12's cells start from 11.2, not S2"
 
 
 # ----------------------------------------------------------------------- lesson 11, as the seed
@@ -208,6 +257,53 @@ def test_marker_errors_name_the_line(source, message):
     assert message in error, error
 
 
+BRANCHED = {"1.1": None, "2.1": "1.1", "S2.1": "2.1", "S2.2": "S2.1", "3.1": "2.1"}
+
+
+def _branched(text: str):
+    return stages.parse(text, list(BRANCHED), "harness_py/course/harness.py", BRANCHED)
+
+
+def test_a_side_branch_cuts_its_own_stages():
+    source = ("x = 1\n"
+              "#@ block 1.1..S2.1\n"
+              "def f():\n    return 1\n"
+              "#@ end\n"
+              "#@ block S2.1 gap\n#@ spec\n# Rewrite f for the tree.\n#@ code\n"
+              "def f():\n    return 2\n"
+              "#@ end\n"
+              "#@ block S2.2 given: why\n"
+              "g = 3\n"
+              "#@ end\n"
+              "#@ block 3.1\n"
+              "h = 4\n"
+              "#@ end\n")
+    s = _branched(source)
+    assert s.previous("S2.1") == "2.1" and s.previous("3.1") == "2.1"
+    assert s.line("3.1") == ["1.1", "2.1", "3.1"]
+    assert s.solution("3.1") == "x = 1\ndef f():\n    return 1\nh = 4\n"
+    assert s.starting("S2.1") == ("x = 1\n# --- your code ---\n# Rewrite f for the tree.\n"
+                                  "def f():\n    return 1\n# --- end ---\n")
+    assert s.starting("S2.2") == "x = 1\ndef f():\n    return 2\n# given in side quest S2: why\ng = 3\n"
+    assert s.solution("S2.2") == "x = 1\ndef f():\n    return 2\ng = 3\n"
+    assert s.starting("3.1") == "x = 1\ndef f():\n    return 1\nh = 4\n"
+    assert s.diff("S2.1")[:2] == ["--- harness.py (lesson 2 lab 1)", "+++ harness.py (lab S2.1)"]
+    assert s.reference("S2") == s.solution("S2.2") and s.reference(3) == s.solution("3.1")
+
+
+@pytest.mark.parametrize("source,message", [
+    ("#@ block 3.1..S2.1\nx = 1\n#@ end\n", ":1: the range 3.1..S2.1 is empty"),
+    ("#@ block S2.2..3.1\nx = 1\n#@ end\n", ":1: the range S2.2..3.1 is empty"),
+    ("#@ block 1.1..S2.1\nx = 1\n#@ end\n#@ block 2.1\nx = 2\n#@ end\n",
+     ":4: overlapping ranges of the same block: 2.1.. here and 1.1..S2.1 at line 1"),
+    ("#@ block S3.1\nx = 1\n#@ end\n", ":1: point S3.1 is not a lab"),
+])
+def test_branch_marker_errors_name_the_line(source, message):
+    with pytest.raises(stages.MarkerError) as caught:
+        _branched(source)
+    assert message in str(caught.value), str(caught.value)
+
+
 def test_blocks_without_a_range_side_by_side_are_separate_things():
     s = _parse("#@ block 1.1\na = 1\n#@ end\n#@ block 2.1\nb = 2\n#@ end\n")
     assert s.solution("11.2") == "a = 1\nb = 2\n"
@@ -215,5 +311,6 @@ def test_blocks_without_a_range_side_by_side_are_separate_things():
 
 def test_load_reads_the_points_from_course_yaml():
     pytest.importorskip("yaml")
-    assert stages.load().points == stages.course_points()
+    assert stages.load().points == stages.course_points() == COURSE.points
+    assert stages.load().parents == stages.course_parents() == COURSE.parents
     assert stages.load(points=POINTS).points == POINTS

@@ -1160,6 +1160,137 @@ class SessionLog:
         """The transcript: the state is computed from what happened, never saved."""
         return [message for _, message in self.rows()]
 #@ end
+#@ block S2.1 given
+
+
+# -- the session tree (side quest S2) --
+# One file, many conversations: each entry names its parent, and the last line says where you are.
+# Going back is a line that points; nothing written is ever rewritten.
+
+#@ end
+#@ block S2.1 gap
+#@ spec
+# Spec only. The tests import one name: SessionTree.
+#
+# SessionTree(ws, path) is a SessionLog (it inherits __init__ and the torn-line refusal) whose file
+# is read as a tree of conversations. Every entry has an "id" and a "parent_id" (None for the
+# first entry of a conversation), and a *leaf entry* says where the conversation goes on from:
+#     {"id": "e4", "parent_id": "e3", "type": "message", "message": {...}}
+#     {"id": "e6", "parent_id": "e2", "type": "leaf"}        carry on from e2
+#
+#   .entries() -> list[dict]   SessionLog's entries, each given a "parent_id" as it is read: an
+#                     entry written without one (lesson 11's files) gets the id of the entry on
+#                     the line before (None on line 1), so an old file is one branch. An explicit
+#                     "parent_id": null stays None. The file is never changed by reading it.
+#   .leaf() -> str | None      where the conversation is now, read off the file's last line: a
+#                     message entry's own id, a leaf entry's parent_id; None with no entries.
+#   .path_to(entry_id) -> list[dict]   the entries from the root down to entry_id, following
+#                     parent ids. It raises ValueError(f"{path}, line {n}: ...") naming n, the
+#                     line at fault, when an id is used twice in the file (n: its second line),
+#                     when a parent_id names no entry (n: the entry naming it), and when the walk
+#                     comes back to an entry already on the path (n: the entry whose parent_id
+#                     closes the loop). An entry_id that is not in the file raises ValueError.
+#   .rows(), .replay()  as in SessionLog, but along path_to(the last line's id), leaf entries
+#                     left out: the transcript is the path to where you are, not the file.
+# Nothing is kept between calls: every answer is worked out from the file as it is now.
+#@ code
+class SessionTree(SessionLog):
+    """SessionLog's file read as a tree of conversations. Each entry has an id and a parent_id
+    (None for a root); a leaf entry {"id", "parent_id", "type": "leaf"} says the conversation
+    carries on from its parent. Where you are is worked out from the last line, never stored, and
+    the transcript is the path from the root to there. Lesson 11's flat files read as one branch.
+    Nothing written is ever rewritten: going back is one more line."""
+
+    def entries(self):
+        """Every entry, oldest first, each with a parent_id. An entry written without one (lesson
+        11's shape) takes the entry on the line before as its parent, as it is read: the file is
+        never migrated on disk."""
+        entries = []
+        for entry in super().entries():
+            if "parent_id" not in entry:
+                entry = {**entry, "parent_id": entries[-1]["id"] if entries else None}
+            entries.append(entry)
+        return entries
+
+    def leaf(self):
+        """The id of the entry the conversation now ends at: the last line's own id for a message,
+        its parent for a leaf entry; None for an empty log."""
+        entries = self.entries()
+        if not entries:
+            return None
+        last = entries[-1]
+        return last["parent_id"] if last["type"] == "leaf" else last["id"]
+
+    def path_to(self, entry_id):
+        """The entries from the root down to `entry_id`. A tree that is not a tree (an id used
+        twice, a parent that is not there, a loop) raises ValueError naming the line at fault:
+        replaying a guess would send the model a conversation nobody had."""
+        by_id, line = {}, {}
+        for number, entry in enumerate(self.entries(), 1):
+            if entry["id"] in by_id:
+                raise ValueError(f"{self.path}, line {number}: id {entry['id']} is already used on "
+                                 f"line {line[entry['id']]}")
+            by_id[entry["id"]], line[entry["id"]] = entry, number
+        if entry_id not in by_id:
+            raise ValueError(f"{self.path}: there is no entry {entry_id}")
+        path, seen = [], set()
+        entry = by_id[entry_id]
+        while True:
+            path.append(entry)
+            seen.add(entry["id"])
+            parent = entry["parent_id"]
+            if parent is None:
+                return path[::-1]
+            where = f"{self.path}, line {line[entry['id']]}"
+            if parent not in by_id:
+                raise ValueError(f"{where}: its parent {parent} is not in the file")
+            if parent in seen:
+                raise ValueError(f"{where}: its parent {parent} is already on the path (a cycle)")
+            entry = by_id[parent]
+
+    def rows(self):
+        """(entry id, message) along the path from the root to the last line: the transcript of
+        the branch you are on, whatever else the file holds."""
+        entries = self.entries()
+        if not entries:
+            return []
+        return [(entry["id"], entry["message"]) for entry in self.path_to(entries[-1]["id"])
+                if entry["type"] == "message"]
+#@ end
+#@ block S2.2 gap
+#@ spec
+    # Spec only. Two methods; lesson 11's persist_to works on a SessionTree unchanged.
+    #
+    #   .append_message(message) -> str   appends one message entry whose parent_id is leaf(),
+    #                     and returns its id: "e" + the number of its line, as in SessionLog, so
+    #                     an id is never used twice, however many branches the file holds.
+    #   .branch(entry_id) -> str   goes back to a message: appends one leaf entry whose parent_id
+    #                     is entry_id and returns its id ("e" + its line). Nothing is copied and
+    #                     no line is touched: the next message hangs off entry_id, and the branch
+    #                     you left stays in the file. An entry_id that is not the id of a message
+    #                     entry raises ValueError naming it, and writes nothing.
+    # Neither keeps anything in memory: another SessionTree on the file, or one made after a
+    # reboot, finds the same leaf.
+#@ code
+
+    def append_message(self, message):
+        """Append one message hanging off the current leaf; return its id, "e" + its line number,
+        which no branch can repeat."""
+        entry = {"id": f"e{len(self.entries()) + 1}", "parent_id": self.leaf(), "type": "message",
+                 "message": message}
+        self.ws.append_text(self.path, json.dumps(entry) + "\n")
+        return entry["id"]
+
+    def branch(self, entry_id):
+        """Go back to the message `entry_id`: one leaf line that points at it. The branch you
+        leave is not copied, cut or rewritten; it stays in the file, and so does the way back."""
+        entries = self.entries()
+        if not any(e["id"] == entry_id and e["type"] == "message" for e in entries):
+            raise ValueError(f"{self.path}: no message entry has the id {entry_id}")
+        entry = {"id": f"e{len(entries) + 1}", "parent_id": entry_id, "type": "leaf"}
+        self.ws.append_text(self.path, json.dumps(entry) + "\n")
+        return entry["id"]
+#@ end
 #@ block 11.2 gap
 #@ spec
 # Spec only. The tests import one name: persist_to.

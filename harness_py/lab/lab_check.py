@@ -485,7 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="lab_check.py", description="Check your harness.py against a lesson's lab tests.")
     parser.add_argument("--harness", required=True, help="your harness file, e.g. harness.py")
-    parser.add_argument("--lesson", required=True, type=int, help="the lesson number, e.g. 11")
+    parser.add_argument("--lesson", required=True, type=_lesson,
+                        help="the lesson number, e.g. 11, or a side quest's id, e.g. S2")
     parser.add_argument("--lab", type=int, help="run only this lab's tests (1, 2, ...)")
     parser.add_argument("--timeout", type=float, default=30.0,
                         help="seconds one test may take before it is stopped (0: no limit)")
@@ -498,12 +499,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         declared = _declared_lesson(Path(args.tests))
         if declared is not None and declared != args.lesson:
-            raise UsageError(f"{args.tests} holds the tests of lesson {declared}, "
-                             f"not lesson {args.lesson}")
+            raise UsageError(f"{args.tests} holds the tests of {_words(declared)}, "
+                             f"not {_words(args.lesson)}")
         if not Path(args.harness).is_file():
             raise UsageError(f"{args.harness}: no such harness file")
         scope = f"lab {args.lab}" if args.lab is not None else "all labs"
-        print(f"Lesson {args.lesson}, {scope}: {args.harness} against {args.tests}")
+        where = _words(args.lesson)
+        print(f"{where[0].upper()}{where[1:]}, {scope}: {args.harness} against {args.tests}")
         results = run(args.harness, args.tests, args.lab, timeout=args.timeout or None,
                       name=Path(args.harness).name,
                       report=_Printer(Path(args.harness).name))
@@ -515,14 +517,30 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if passed == len(results) else 1
 
 
-def _declared_lesson(tests: Path) -> int | None:
-    """The LESSON = N a tests file declares, read without running it; None if it declares none."""
+def _lesson(text: str) -> int | str:
+    """--lesson: a lesson's number (11, or 09 for 9), or a side quest's id as written ("S2")."""
+    if text.isdigit():
+        return int(text)
+    if re.fullmatch(r"[A-Z]\d*", text):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is neither a lesson number (11) nor a side "
+                                     "quest (S2)")
+
+
+def _words(lesson: int | str) -> str:
+    return f"lesson {lesson}" if isinstance(lesson, int) else f"side quest {lesson}"
+
+
+def _declared_lesson(tests: Path) -> int | str | None:
+    """The LESSON a tests file declares, read without running it: a number (LESSON = 11), or a
+    side quest's id (LESSON = "S2"); None if it declares none."""
     if not tests.is_file():
         raise UsageError(f"{tests}: no such tests file")
     for node in ast.parse(tests.read_text(encoding="utf-8"), filename=str(tests)).body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "LESSON"
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int)):
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, (int, str))):
             return node.value.value
     return None
 

@@ -26,7 +26,8 @@ class Lab {
   constructor(section) {
     this.section = section;
     const data = JSON.parse(section.querySelector(".lab-data").textContent);
-    this.lesson = Number(data.lesson);
+    // A lesson is a number (11); a side quest keeps its id ("S2"), as cells.js does.
+    this.lesson = /^\d+$/.test(String(data.lesson)) ? Number(data.lesson) : String(data.lesson);
     this.number = Number(data.lab);
     this.key = `${this.lesson}-${this.number}`;
     this.tests = data.tests;

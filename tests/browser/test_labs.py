@@ -286,7 +286,8 @@ def test_lesson_11_labs_fail_on_their_starting_files_and_pass_on_the_solutions(p
 
 
 def every_lab() -> list[tuple[str, str]]:
-    """(page, point) for every lab of every written lesson, from the course the build reads."""
+    """(page, point) for every lab of every written lesson and side quest, from the course the
+    build reads."""
     from builder import course as course_stage
     from builder.project import Project
     course = course_stage.load(Project.book())
@@ -297,7 +298,7 @@ def every_lab() -> list[tuple[str, str]]:
 def test_every_lab_fails_on_its_starting_file_and_passes_on_its_solution(page, base_url, page_name,
                                                                               point):
     lesson, number = point.split(".")
-    lab_id = f"lab-{int(lesson)}-{number}"
+    lab_id = f"lab-{int(lesson) if lesson.isdigit() else lesson}-{number}"   # lab-11-2, lab-S2-1
     page.goto(base_url + page_name)
     wait_ready(page)
     wait_editor(page, f"#{lab_id}")
@@ -331,6 +332,7 @@ def test_a_long_lab_opens_at_its_first_gap_and_is_searched_inside(page, base_url
     assert first_gap > 100, "the test needs a gap far down the file"
     holder = page.locator("#lab-11-2 .code-editor")
     holder.scroll_into_view_if_needed()   # the reader comes down to the lab
+    window = page.evaluate("window.scrollY")
     # the line with the cursor (CodeMirror's active line) comes to rest inside the editor's box
     page.wait_for_function("""() => {
         const box = document.querySelector('#lab-11-2 .code-editor').getBoundingClientRect();
@@ -339,7 +341,6 @@ def test_a_long_lab_opens_at_its_first_gap_and_is_searched_inside(page, base_url
     }""")
     assert "# --- your code ---" in page.locator("#lab-11-2 .cm-activeLine").inner_text(), "the first gap is in view"
     assert editor_view(page, "lab-11-2", CURSOR_LINE) == first_gap
-    window = page.evaluate("window.scrollY")
     assert page.evaluate("window.scrollY") == window, "the editor's box scrolled to the gap, not the page"
     page.evaluate("window.scrollBy(0, -120)")
     screenshot(page, "lab-long-opened-at-gap")
@@ -402,3 +403,34 @@ def test_a_passed_lab_reads_as_passed_after_a_reload_and_ticks_its_capability(pa
     assert statuses == {"pass"}
     assert page.locator("#lab-1-1 .lab-file h3").inner_text().startswith("Your harness.py")
     page.wait_for_function("document.querySelector('.capabilities li:last-child').dataset.done === 'true'")
+
+
+def test_side_quest_s2_lab_runs_the_readers_tree_and_downloads_as_lesson_s2(page, base_url, tmp_path):
+    """A side quest's lab in the page: its lesson is "S2", not a number. Lab S2.2 passes on its
+    solution; the cell marked lab=2 then runs on the reader's SessionTree and prints what the build
+    recorded; the downloaded folder is lesson-S2/ and its tests run under local CPython with
+    --lesson S2."""
+    page.goto(base_url + "side-quest-s2.html")
+    wait_ready(page)
+    set_lab_text(page, "lab-S2-2", solution("S2.2"))
+    assert set(run_tests(page, "lab-S2-2").values()) == {"pass"}
+    cell = page.locator(".cell[data-lab='2']").first
+    cell_id = cell.get_attribute("data-cell")
+    assert cell.locator(".harness-switch").is_visible()
+    assert run_cell(page, cell_id) == recorded(page, cell_id)
+    assert cell.get_attribute("data-harness") == "mine"
+
+    with page.expect_download() as info:
+        page.locator("#lab-S2-2 .lab-download").click()
+    archive = tmp_path / "lab.zip"
+    info.value.save_as(archive)
+    with zipfile.ZipFile(archive) as zipped:
+        assert {"lesson-S2/harness.py", "lesson-S2/tests.py",
+                "lesson-S2/lab/lab_check.py"} <= set(zipped.namelist())
+        zipped.extractall(tmp_path)
+    done = subprocess.run([sys.executable, "lab/lab_check.py", "--harness", "harness.py",
+                           "--lesson", "S2", "tests.py"], cwd=tmp_path / "lesson-S2",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("Side quest S2, all labs:"), done.stdout
+    assert "20 passed, 0 failed" in done.stdout
