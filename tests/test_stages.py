@@ -77,9 +77,11 @@ def test_every_stage_compiles_within_100_columns(point):
 
 
 def test_points_follow_the_course():
-    assert POINTS[0] == "1.1" and POINTS[-2:] == ["11.1", "11.2"]
+    at = POINTS.index("11.1")
+    assert POINTS[0] == "1.1" and POINTS[at:at + 4] == ["11.1", "11.2", "12.1", "12.2"]
     assert POINTS == sorted(POINTS, key=stages.point_key)
     assert STAGES.previous("1.1") is None and STAGES.previous("11.2") == "11.1"
+    assert STAGES.previous("12.1") == "11.2"   # lesson 12 carries on from lesson 11's harness
     assert STAGES.reference(11) == STAGES.solution("11.2")
 
 
