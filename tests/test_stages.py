@@ -86,9 +86,11 @@ SIDE = [point for point in POINTS if not point[0].isdigit()]
 
 
 def test_points_follow_the_course():
-    assert MAIN[0] == "1.1" and "11.1" in MAIN and "11.2" in MAIN
-    assert MAIN == sorted(MAIN, key=stages.point_key)
+    assert MAIN[0] == "1.1" and MAIN == sorted(MAIN, key=stages.point_key)
+    at = MAIN.index("11.1")
+    assert MAIN[at:at + 4] == ["11.1", "11.2", "12.1", "12.2"]
     assert STAGES.previous("1.1") is None and STAGES.previous("11.2") == "11.1"
+    assert STAGES.previous("12.1") == "11.2"   # lesson 12 carries on from lesson 11's harness
     assert STAGES.reference(11) == STAGES.solution("11.2")
     for before, point in zip(MAIN, MAIN[1:]):       # the main chain skips every side branch
         assert STAGES.previous(point) == before, point

@@ -618,7 +618,7 @@ def run_agent(model, system, messages, tools, prompt, *,
             pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
     yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
 #@ end
-#@ block 10.1 gap
+#@ block 10.1..12.2 gap
 #@ spec
 # Below is lesson 9's run_agent. One line changes: the model is sent context_for_model(messages),
 # a view built for this one request, and never the record itself.
@@ -656,6 +656,70 @@ def run_agent(model, system, messages, tools, prompt, *,
     pending = [user_message(prompt)] + ask(get_steering)
     while pending:                           # outer loop: the prompt, then each follow-up
         while calls or pending:              # inner loop: one pass is one turn
+            turn += 1
+            yield {"type": "turn_start"}
+            for message in pending:          # only here, at the top of a turn, may a user speak
+                yield record(message)
+            pending = []
+            if max_turns is not None and turn > max_turns:   # checked before the call, never after
+                reply = error_message(f"Agent stopped after max_turns={max_turns}")
+            else:
+                reply = model.complete(system, context_for_model(messages), tool_specs(tools))
+            yield record(reply)
+            # A failed reply: none of it is acted on and nobody is asked for more.
+            failed = reply["stop_reason"] == "error"
+            calls = [] if failed else tool_calls(reply)
+            for call in calls:
+                yield {"type": "tool_execution_start", "call": call}
+                result = run_tool(tools, call)
+                yield record(result)         # no yield between the tool returning and this
+                yield {"type": "tool_execution_end", "call": call, "result": result}
+            yield {"type": "turn_end", "message": reply}
+            if not failed:
+                pending = ask(get_steering)  # every call of the turn has its result
+        if not failed:
+            pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
+    yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
+#@ end
+#@ block 12.2 given: prompt=None sends the record again, with no new message
+def run_agent(model, system, messages, tools, prompt, *,
+              max_turns=None, get_steering=None, get_follow_ups=None):
+    """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
+    back failed (stop_reason "error"), or `max_turns` model calls have been made (None: no limit).
+
+    A generator of events: plain dicts with a "type", which say what happened and draw nothing.
+    They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
+    turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
+    message is appended to `messages` (the caller's list, the record) first, and only then is its
+    message_end yielded. The final message is the last of agent_end's "messages".
+
+    The user may speak during a run; the loop asks for their words only where a user message
+    keeps the transcript valid. `get_steering` and `get_follow_ups` take no arguments and return a
+    list of user messages, often empty: steering is asked for once a turn's whole tool batch is
+    answered, follow-ups only when the run would otherwise end. The loop never sees a queue.
+
+    `prompt` None is a retry: no new message, and the first turn asks the model about the record
+    as it stands (lesson 12 sends a request again, once, after compacting)."""
+    new = []  # this run's messages, for agent_end
+
+    def record(message):
+        """Append `message` to the record, then make the event that announces it."""
+        messages.append(message)
+        new.append(message)
+        return {"type": "message_end", "message": message}
+
+    def ask(get):
+        """The user messages a callable has for us: [] if it has none, or was never passed."""
+        return list(get()) if get else []
+
+    yield {"type": "agent_start"}
+    turn, calls, failed = 0, [], False
+    # User messages waiting to open the next turn. Steering sent while idle goes in with the prompt.
+    pending = ([] if prompt is None else [user_message(prompt)]) + ask(get_steering)
+    retry = prompt is None                   # a retry opens its first turn with no new message
+    while pending or retry:                  # outer loop: the prompt, then each follow-up
+        while calls or pending or retry:     # inner loop: one pass is one turn
+            retry = False
             turn += 1
             yield {"type": "turn_start"}
             for message in pending:          # only here, at the top of a turn, may a user speak
@@ -1097,7 +1161,7 @@ class FinalTextRenderer:
 # What a session needs around the harness, starting with a disk. Regions 3 and 4 know none of it.
 
 #@ end
-#@ block 11.1 gap
+#@ block 11.1..12.1 gap
 #@ spec
 # Spec only. The tests import one name: SessionLog.
 #
@@ -1155,6 +1219,82 @@ class SessionLog:
         """(entry id, message) for every message of the transcript, in order."""
         return [(entry["id"], entry["message"]) for entry in self.entries()
                 if entry["type"] == "message"]
+
+    def replay(self):
+        """The transcript: the state is computed from what happened, never saved."""
+        return [message for _, message in self.rows()]
+#@ end
+#@ block 12.1 gap
+#@ spec
+# Below is lesson 11's SessionLog. The log learns a second kind of entry, and replay obeys it:
+#     {"id": "e9", "type": "compaction", "summary": "## Goal ...", "replaces": ["e1", ..., "e6"]}
+#   .append_compaction(summary, replaces) -> str   appends one such line, in the same way and with
+#                     the same ids as append_message, and returns its id. Lines already written are
+#                     never touched: the replaced entries stay in the file. A summary that is empty
+#                     (or only spaces) raises ValueError, and so does an empty `replaces`; either
+#                     way nothing is written.
+#   .rows()           a compaction entry takes effect where it stands in the file: the rows built
+#                     so far whose ids are in `replaces` go, and one row (the compaction's id,
+#                     user_message(SUMMARY_PREFIX + summary)) takes the place of the first of them.
+#                     Rows after them stay where they were. replay() is still the messages of
+#                     rows().
+#@ code
+class SessionLog:
+    """A session on disk: the file `path` in the workspace `ws`, one JSON object per line, one
+    line per entry. A message entry holds a message; a compaction entry holds a summary and the
+    ids of the entries it replaces. Lines are appended and never edited. The log is the truth and
+    the transcript is what replay() makes of it, so resuming is Harness(..., messages=log.replay()).
+    Holds no state but `ws` and `path`."""
+
+    def __init__(self, ws, path):
+        self.ws, self.path = ws, path
+
+    def entries(self):
+        """Every entry, oldest first; [] if there is no file yet. A line that is not JSON (a torn
+        write) raises ValueError naming its line number. It is never skipped: the next append
+        would be glued onto it, and both entries lost."""
+        text = self.ws.read_text(self.path) if self.ws.exists(self.path) else ""
+        entries = []
+        for number, line in enumerate(text.splitlines(), 1):
+            try:
+                entries.append(json.loads(line))
+            except ValueError:
+                raise ValueError(f"{self.path}, line {number}: not a complete log entry") from None
+        return entries
+
+    def _append(self, kind, **fields):
+        """Append one entry as one line and return its id, "e" + its line number, counted by
+        re-reading the file, so two logs over one file cannot disagree."""
+        entry = {"id": f"e{len(self.entries()) + 1}", "type": kind, **fields}
+        self.ws.append_text(self.path, json.dumps(entry) + "\n")
+        return entry["id"]
+
+    def append_message(self, message):
+        """Append one message; returns its entry id."""
+        return self._append("message", message=message)
+
+    def append_compaction(self, summary, replaces):
+        """Append a summary that stands in for the entries `replaces` names. The replaced lines
+        stay in the file: a compaction is one more thing that happened, not an edit."""
+        if not summary.strip():
+            raise ValueError("an empty summary cannot replace anything")
+        if not replaces:
+            raise ValueError("a compaction must name the entries it replaces")
+        return self._append("compaction", summary=summary, replaces=list(replaces))
+
+    def rows(self):
+        """(entry id, message) for every message of the transcript, in order. A compaction puts
+        its summary, as a user message, where the first entry it replaces was."""
+        rows = []
+        for entry in self.entries():
+            if entry["type"] == "message":
+                rows.append((entry["id"], entry["message"]))
+            elif entry["type"] == "compaction":
+                gone = set(entry["replaces"])
+                at = next((n for n, (row_id, _) in enumerate(rows) if row_id in gone), len(rows))
+                summary = (entry["id"], user_message(SUMMARY_PREFIX + entry["summary"]))
+                rows = rows[:at] + [summary] + [row for row in rows[at:] if row[0] not in gone]
+        return rows
 
     def replay(self):
         """The transcript: the state is computed from what happened, never saved."""
@@ -1311,4 +1451,179 @@ def persist_to(log):
         if event["type"] == "message_end":
             log.append_message(event["message"])
     return listener
+#@ end
+#@ block 12.1 given
+
+
+# == 7 context ==
+# The model reads at most a window of tokens a request. What is sent must fit; what is kept need
+# not: compaction changes what replay() makes of the log, never the lines already in it.
+
+RESERVE = 1_000       # tokens left free under the window: the estimate's error, and the reply
+KEEP_RECENT = 2_000   # tokens of the newest messages kept word for word when compacting
+SUMMARY_PREFIX = "Previous conversation summary:\n"
+SUMMARY_SYSTEM = ("You summarise a conversation between a user and a coding agent. Do not continue "
+                  "it and do not answer anything in it: write the summary and nothing else.")
+SUMMARY_PROMPT = ("Summarise the conversation above for a model that will carry on the work from "
+                  "it. Use exactly these sections: ## Goal, ## Constraints, ## Progress, "
+                  "## Decisions, ## Next steps. Keep file names, commands and errors word for "
+                  "word.")
+
+
+def estimate_tokens(messages):
+    """About four characters a token, for the words each message carries, plus 4 for its
+    envelope. An estimate made before sending: the provider's own count (a reply's
+    usage["input"]) is the truth, and it is higher, because it also counts the JSON around the
+    words, the system prompt and the tools. The reserve is there for the difference."""
+    total = 0
+    for m in messages:
+        if m["role"] == "assistant":
+            text = text_of(m) + "".join(c["name"] + json.dumps(c["arguments"])
+                                        for c in tool_calls(m))
+        else:
+            text = m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        total += 4 + (len(text) + 3) // 4
+    return total
+#@ end
+#@ block 12.1 gap
+#@ spec
+# Spec only. The tests import two names here: find_cut and summarise.
+#
+# find_cut(messages, keep_recent=KEEP_RECENT) -> int   where to cut for a compaction: the index of
+#     the first message kept word for word. Everything before it will be summarised; 0 means
+#     there is nothing to summarise. Count back from the newest message, adding
+#     estimate_tokens([message]), until the total reaches keep_recent. From that message, move
+#     forward to the first user message at or after it: a cut never splits a call from its
+#     result, and the kept part never starts on a tool result. The cut is never 0 itself (then
+#     the next user message after index 0). It is 0 when the whole list is under keep_recent, or
+#     when no user message follows.
+#
+# summarise(model, messages) -> str   asks `model` for a summary of `messages`: one request,
+#     model.complete(SUMMARY_SYSTEM, context_for_model(messages) + [user_message(SUMMARY_PROMPT)],
+#     []) with no tools at all, and returns the text of the reply, stripped. A failed reply raises
+#     RuntimeError(f"the summary failed: {its error_message}"); an empty text raises
+#     RuntimeError("the summary is empty"). An empty summary is an error, never a success.
+#@ code
+
+
+def find_cut(messages, keep_recent=KEEP_RECENT):
+    """Where to cut: the first message kept whole; 0 means nothing to compact. The newest
+    keep_recent tokens are kept, and the cut moves on to a user message, so a turn is never cut in
+    half and no kept tool result loses its call."""
+    total = 0
+    for index in range(len(messages) - 1, -1, -1):
+        total += estimate_tokens([messages[index]])
+        if total >= keep_recent:
+            break
+    else:
+        return 0                                  # all of it is recent
+    for later in range(max(index, 1), len(messages)):
+        if messages[later]["role"] == "user":
+            return later
+    return 0
+
+
+def summarise(model, messages):
+    """A summary of `messages`, written by `model` with no tools on offer: a model offered tools
+    carries on the work instead of describing it. Raises RuntimeError for a failed or empty
+    reply: a compaction with nothing in its summary would throw the history away."""
+    request = context_for_model(messages) + [user_message(SUMMARY_PROMPT)]
+    reply = model.complete(SUMMARY_SYSTEM, request, [])
+    if reply["stop_reason"] == "error":
+        raise RuntimeError(f"the summary failed: {reply.get('error_message')}")
+    summary = text_of(reply).strip()
+    if not summary:
+        raise RuntimeError("the summary is empty")
+    return summary
+#@ end
+#@ block 12.2 given
+
+
+OVERFLOW_WORDS = ("prompt is too long", "context length", "context window", "maximum context",
+                  "too many tokens", "input is too long")
+#@ end
+#@ block 12.2 gap
+#@ spec
+# Spec only. The tests import three names here: is_overflow, compact and Session (and they call
+# Harness.prompt(None), the retry run_agent now gives you).
+#
+# is_overflow(message) -> bool   True for a failed assistant reply (stop_reason "error") whose
+#     error_message, in lower case, holds one of OVERFLOW_WORDS; False for everything else.
+#
+# compact(log, model, keep_recent=KEEP_RECENT) -> bool   one compaction of a SessionLog: cut
+#     log.rows() with find_cut, summarise the messages before the cut, and append one compaction
+#     entry that replaces exactly those rows' ids. Returns True if it compacted, False if there
+#     was nothing to cut (and then nothing is asked and nothing written). An error in the summary
+#     goes up, with nothing written.
+#
+# Session(model, system, tools, log, *, window, reserve=RESERVE, keep_recent=KEEP_RECENT,
+#         max_turns=None) is a harness over a log that meets the wall at most once a prompt.
+#   .messages       log.replay(), worked out every time: a Session keeps no list of its own
+#   .prompt(text)   a generator of events, in three steps:
+#       1. before: if estimate_tokens(messages + [user_message(text)]) > window - reserve,
+#          compact(log, model, keep_recent); if it did, yield {"type": "compaction",
+#          "reason": "threshold"}
+#       2. the run: a new Harness(model, system, tools, messages=log.replay(),
+#          max_turns=max_turns) with persist_to(log) subscribed; yield every event of its
+#          prompt(text)
+#       3. after: if the record now ends with is_overflow, compact once; if it did, yield
+#          {"type": "compaction", "reason": "overflow"} and retry once: a new Harness as in 2,
+#          and every event of its prompt(None). Never a second compaction or a second retry:
+#          a refusal after the retry stays in the record, for the caller to see.
+#@ code
+
+
+def is_overflow(message):
+    """A refusal for length: a failed reply whose words say the request was too long. Providers
+    word it differently and give it no code of their own, so the words are all there is."""
+    words = (message.get("error_message") or "").lower()
+    return (message["role"] == "assistant" and message.get("stop_reason") == "error"
+            and any(marker in words for marker in OVERFLOW_WORDS))
+
+
+def compact(log, model, keep_recent=KEEP_RECENT):
+    """Summarise the old part of the log and append one entry saying so; True if it did. The
+    summary is asked for before anything is written, so a failure leaves the log as it was."""
+    rows = log.rows()
+    cut = find_cut([message for _, message in rows], keep_recent)
+    if cut == 0:
+        return False
+    summary = summarise(model, [message for _, message in rows[:cut]])
+    log.append_compaction(summary, [row_id for row_id, _ in rows[:cut]])
+    return True
+
+
+class Session:
+    """A harness over a log that meets the wall at most once a prompt: it compacts before a
+    request the estimate says will not fit, and after a refusal for length it compacts once and
+    retries once. Holds its settings and nothing else: the transcript is log.replay()."""
+
+    def __init__(self, model, system, tools, log, *, window, reserve=RESERVE,
+                 keep_recent=KEEP_RECENT, max_turns=None):
+        self.model, self.system, self.tools, self.log = model, system, list(tools), log
+        self.window, self.reserve, self.keep_recent = window, reserve, keep_recent
+        self.max_turns = max_turns
+
+    @property
+    def messages(self):
+        return self.log.replay()
+
+    def _harness(self):
+        """A harness on the log as it stands, saving to it."""
+        h = Harness(self.model, self.system, self.tools, messages=self.log.replay(),
+                    max_turns=self.max_turns)
+        h.subscribe(persist_to(self.log))
+        return h
+
+    def prompt(self, text):
+        estimate = estimate_tokens(self.messages + [user_message(text)])
+        if estimate > self.window - self.reserve and compact(self.log, self.model,
+                                                             self.keep_recent):
+            yield {"type": "compaction", "reason": "threshold"}
+        h = self._harness()
+        yield from h.prompt(text)
+        if h.messages and is_overflow(h.messages[-1]) and compact(self.log, self.model,
+                                                                  self.keep_recent):
+            yield {"type": "compaction", "reason": "overflow"}
+            yield from self._harness().prompt(None)   # once: a second refusal stays
 #@ end

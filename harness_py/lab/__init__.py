@@ -31,6 +31,13 @@ The model (lab/model.py):
     provider_error(t), forgetful()
     Request(system, messages, tools, number)    ScriptExhausted    tokens(value)    usage(r, reply)
 
+A full window (lab/window.py, lesson 12):
+    WindowedModel(steps, *, window, check=False)   a request over `window` tokens comes back
+                                        failed: "400 prompt is too long: N tokens > W maximum"
+    request_tokens(request) -> int      the provider's count of a request (usage["input"])
+    summariser()                        a step that summarises what it is sent, if offered no tools
+    SUMMARY_PREFIX                      "Previous conversation summary:\n"
+
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
 stop_at_first=False) -> CrashReport (lab/crashes.py).
@@ -49,6 +56,7 @@ from .messages import (CLIP, call, provider_error, reply, say, shape, show, text
 from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful, power_cut,
                     raises, tokens, usage)
 from .shell import Shell
+from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
 from .workspace import Cut, PowerCut, Workspace, cut
 
 __all__ = [
@@ -59,6 +67,7 @@ __all__ = [
     "tokens", "usage",
     "Shell", "drive",
     "explore_crashes", "CrashReport", "CrashPoint",
+    "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
 ]
 
 

@@ -1,0 +1,192 @@
+"""A model whose context window is full, and a model that summarises.
+
+Lesson 12's props. A real model reads a bounded number of tokens per request, its context window.
+Send more and the provider refuses the request: the reply comes back failed, and its words say
+why. `WindowedModel` is a ScriptedModel with such a window. It counts every request the way the
+provider would (`request_tokens`: the same count a reply's usage["input"] reports), and a request
+over the window gets back a failed reply worded the way real providers word it, using up no step:
+
+    400 prompt is too long: 9120 tokens > 8000 maximum
+
+`summariser()` is a step for a model asked, with no tools, to summarise the conversation it is
+sent. It has no memory and no knowledge of the task: each section of its summary is read out of
+the messages of that one request, so a conversation cut in a bad place gives a summary that says
+so. Offered tools, it does what a model mid-task tends to do: it carries on the work instead, and
+its reply holds a tool call and no summary at all.
+
+Standard library only; deterministic in CPython and Pyodide.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Iterable
+
+from .messages import call, provider_error, reply, say
+from .model import Request, ScriptedModel, usage
+
+__all__ = ["WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX"]
+
+SUMMARY_PREFIX = "Previous conversation summary:\n"   # how a summary comes back into a transcript
+
+
+def request_tokens(request: Request) -> int:
+    """What the provider counts for `request`: system, messages and tools, all of it. The same
+    number a reply's usage["input"] carries (lab.usage)."""
+    return usage(request, {"content": []})["input"]
+
+
+class WindowedModel(ScriptedModel):
+    """ScriptedModel(steps) with a context window of `window` tokens.
+
+    A request whose count (request_tokens) is over `window` is recorded in `calls`, like every
+    request, and answered with provider_error("400 prompt is too long: N tokens > W maximum"),
+    using up no step: the provider refused it before any model read it. Every other request is
+    answered by the next step, as in ScriptedModel, and its reply's usage["input"] is the count."""
+
+    def __init__(self, steps: Iterable[Any], *, window: int, check: bool = False):
+        super().__init__(steps, check=check)
+        if not isinstance(window, int) or window < 1:
+            raise ValueError(f"WindowedModel: window={window!r} must be a whole number of "
+                             "tokens, 1 or more")
+        self.window = window
+
+    def complete(self, system: str, messages: list, tools: list | None = None) -> dict:
+        request = Request(system, list(messages), list(tools or []), len(self.calls) + 1)
+        used = request_tokens(request)
+        if used > self.window:
+            self.calls.append(request)
+            refused = provider_error(
+                f"400 prompt is too long: {used} tokens > {self.window} maximum")
+            refused["usage"] = {"input": 0, "output": 0}   # refused before it was read
+            return refused
+        return super().complete(system, messages, tools)
+
+    def __repr__(self) -> str:
+        return (f"WindowedModel({len(self.steps)} steps, window={self.window}, "
+                f"{len(self.calls)} calls)")
+
+
+# -- the summariser -----------------------------------------------------------------------------
+
+_CONSTRAINT = re.compile(r"\b(must|never|always|only|do not|don't)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+def _words(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(b.get("text", "") for b in content
+                        if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _calls(message: dict) -> list:
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _section(summary: str, heading: str) -> list[str]:
+    """The lines under `## heading` in an earlier summary."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", summary, re.S | re.M)
+    return [line for line in (match.group(1).splitlines() if match else []) if line.strip()]
+
+
+def _summarise(messages: list) -> str:
+    """The summary of `messages`, read from them and from nothing else."""
+    earlier = ""
+    if (messages and messages[0].get("role") == "user"
+            and _words(messages[0]).startswith(SUMMARY_PREFIX)):
+        earlier, messages = _words(messages[0])[len(SUMMARY_PREFIX):], messages[1:]
+    users = [_words(m) for m in messages if m.get("role") == "user"]
+
+    if earlier:
+        goal = _section(earlier, "Goal")
+    elif messages and messages[0].get("role") == "user":
+        goal = [_words(messages[0])]
+    else:
+        first = messages[0].get("role") if messages else "nothing"
+        goal = [f"(unknown: the conversation I was sent starts with a {first} message, "
+                "not the user's request)"]
+
+    constraints = _section(earlier, "Constraints") if earlier else []
+    for text in users:
+        constraints += [f"- {s.strip()}" for s in _SENTENCE.findall(text) if _CONSTRAINT.search(s)]
+
+    progress = _section(earlier, "Progress") if earlier else []
+    asked = {}
+    for m in messages:
+        for c in _calls(m):
+            asked[c.get("id")] = c
+        if m.get("role") == "toolResult":
+            c = asked.pop(m.get("tool_call_id"), None)
+            if c is None:
+                progress.append(f"- [?] a {m.get('tool_name')} result for {m.get('tool_call_id')}, "
+                                "whose call I was not sent")
+            else:
+                args = json.dumps(c.get("arguments"), ensure_ascii=False)
+                mark = "!" if m.get("is_error") else "x"
+                progress.append(f"- [{mark}] {c.get('name')} {_short(args, 40)}: "
+                                f"{_short(_words(m), 50)}")
+    for c in asked.values():
+        progress.append(f"- [ ] {c.get('name')} {c.get('id')}: no result")
+
+    decisions = _section(earlier, "Decisions") if earlier else []
+    for m in messages:
+        if m.get("role") == "assistant":
+            decisions += [f"- {s.strip()}" for s in _SENTENCE.findall(_words(m))
+                          if s.strip().lower().startswith("decision:")]
+
+    later = users if earlier else users[1:]
+    next_steps = [f"- {_short(later[-1], 80)}"] if later else ["- carry on towards the goal"]
+
+    def block(heading: str, lines: list[str]) -> str:
+        once = list(dict.fromkeys(lines))       # a line said twice is said once
+        return f"## {heading}\n" + "\n".join(once or ["- (none)"])
+
+    return "\n\n".join([block("Goal", goal), block("Constraints", constraints),
+                        block("Progress", progress), block("Decisions", decisions),
+                        block("Next steps", next_steps)])
+
+
+def summariser(otherwise: Any = None) -> Callable[[Request], dict]:
+    """A step (or, with lab.forever, every step) for the model a harness asks to summarise.
+
+    Asked with no tools, it answers with a summary of the messages it was sent, the last one
+    (the request to summarise) left out, in five sections: ## Goal, ## Constraints,
+    ## Progress, ## Decisions, ## Next steps. Each is read from those messages only:
+    - Goal: the first message, if it is the user's; if it is an earlier summary, that summary's
+      goal; otherwise it says the goal is unknown and why.
+    - Constraints: every sentence of a user message with must, never, always, only, do not.
+    - Progress: each tool call with its result ([x], or [!] if is_error); a result whose call it
+      was not sent is [?]; a call with no result is [ ].
+    - Decisions: assistant sentences that begin "Decision:".
+    - Next steps: the last user message after the first.
+    An earlier summary at the start is carried forward, section by section.
+
+    Offered tools, it does not summarise: it carries on the work. `otherwise`, a step (usually the
+    cell's worker, a function of the request), says how; without one it replies with a call to
+    the first tool it was offered and no text. So one model can do both jobs:
+    lab.WindowedModel([lab.forever(lab.summariser(otherwise=worker))], window=...)."""
+    def step(request: Request) -> Any:
+        if request.tools and otherwise is not None:
+            return otherwise(request) if callable(otherwise) else otherwise
+        if request.tools:
+            first = request.tools[0]
+            name = first.get("name", "tool") if isinstance(first, dict) else "tool"
+            return reply(call(name, {}, id="s1"))
+        messages = list(request.messages)
+        if messages and messages[-1].get("role") == "user":
+            messages = messages[:-1]
+        return say(_summarise(messages))
+    return step

@@ -1,0 +1,656 @@
+"""Lesson 12's lab tests: a long session and the model's window.
+
+Lab1 checks find_cut, summarise and the log's compaction entry (point 12.1). Lab2 checks
+is_overflow, compact and Session: when to compact, and retrying once (point 12.2), and re-tests
+the rules lab 2 rewrites: lesson 05's max_turns brake and lesson 11's log. Each test's docstring
+is its checklist line on the page, word for word. Run them with
+
+    python lab/lab_check.py --harness harness.py --lesson 12 tests.py [--lab 1|2]
+"""
+import json
+import unittest
+
+import harness
+import lab
+
+LESSON = 12
+LOG = "session.jsonl"
+FILES = {f"m{n}.py": "".join(f"value_{n}_{k} = {k}  # uses PORT\n" for k in range(40))
+         for n in range(1, 10)}
+TASK = "Rename PORT to HTTP_PORT in m1.py. Never touch tests/."
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+def _worker(request):
+    """The model at work. A user message naming a file gets a read of it; anything else, a
+    sentence. It goes only by the request it is sent."""
+    last = request.messages[-1]
+    if last["role"] == "user":
+        names = [w.strip(".,") for w in last["content"].split() if w.strip(".,").endswith(".py")]
+        if names:
+            return lab.reply(lab.call("read", {"path": names[0]}, id=f"r{len(request.messages)}"))
+        return lab.say("Which file next?")
+    return lab.say("Decision: rename in place. That file is done.")
+
+
+def _model(window=100_000, worker=_worker):
+    """One model for both jobs: it works when offered tools and summarises when not."""
+    return lab.WindowedModel([lab.forever(lab.summariser(otherwise=worker))], window=window)
+
+
+def _prompts(count):
+    return [TASK] + [f"Now m{n}.py." for n in range(2, count + 1)]
+
+
+def _session_messages(count=6):
+    """The record of `count` prompts of the job, built by lesson 11's harness and no compaction."""
+    ws = lab.Workspace(FILES)
+    h = harness.Harness(_model(), harness.SYSTEM, [harness.make_read_tool(ws)])
+    for text in _prompts(count):
+        lab.drive(h.prompt(text))
+    return list(h.messages)
+
+
+def _logged(count=6, window=100_000):
+    """A disk, a log holding `count` prompts of the job, and the tools."""
+    ws = lab.Workspace(FILES)
+    log = harness.SessionLog(ws, LOG)
+    h = harness.Harness(_model(window), harness.SYSTEM, [harness.make_read_tool(ws)])
+    h.subscribe(harness.persist_to(log))
+    for text in _prompts(count):
+        lab.drive(h.prompt(text))
+    return ws, log
+
+
+def _expected_cut(messages, keep_recent):
+    """The rule of the spec, worked out here on its own: count back to keep_recent, then on to
+    the first user message at or after that point, never index 0."""
+    total, start = 0, None
+    for index in range(len(messages) - 1, -1, -1):
+        total += harness.estimate_tokens([messages[index]])
+        if total >= keep_recent:
+            start = index
+            break
+    if start is None:
+        return 0
+    for later in range(max(start, 1), len(messages)):
+        if messages[later]["role"] == "user":
+            return later
+    return 0
+
+
+def _shape(messages):
+    return lab.shape(list(messages)) or "(nothing)"
+
+
+def _summary_requests(model):
+    return [r for r in model.calls if r.system == harness.SUMMARY_SYSTEM]
+
+
+def _work_requests(model):
+    return [r for r in model.calls if r.system != harness.SUMMARY_SYSTEM]
+
+
+class TooManyCalls(RuntimeError):
+    """Raised by _Capped: the harness under test kept calling the model."""
+
+
+class _Capped:
+    """A model that stops a runaway: past `cap` calls it raises, so a harness that retries for
+    ever fails a test at once instead of hanging it."""
+
+    def __init__(self, model, cap=12):
+        self.model, self.cap = model, cap
+
+    @property
+    def calls(self):
+        return self.model.calls
+
+    def complete(self, system, messages, tools=None):
+        if len(self.model.calls) >= self.cap:
+            raise TooManyCalls(f"the model was called more than {self.cap} times")
+        return self.model.complete(system, messages, tools)
+
+
+def _refusing(worker=_worker):
+    """Refuses every request that offers tools, as a provider refuses a prompt that is too long,
+    and summarises every request that offers none."""
+    def step(request):
+        if request.tools:
+            return lab.provider_error("400 prompt is too long: 9120 tokens > 8000 maximum")
+        return lab.summariser()(request)
+    return lab.ScriptedModel([lab.forever(step)])
+
+
+def _drain(run):
+    """Every event of a run, or the exception that ended it, as (events, error)."""
+    events = []
+    try:
+        for event in run:
+            events.append(event)
+    except Exception as error:   # the test says what it was
+        return events, error
+    return events, None
+
+
+class _LabCase(unittest.TestCase):
+    longMessage = False
+    maxDiff = None
+
+    def call(self, what, function, *args, **kwargs):
+        """Call the reader's function; an exception fails the test with a sentence."""
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            self.fail(f"{what} raised {type(error).__name__}: {error}")
+
+    def assert_appends_only(self, ws, before):
+        text = ws.read_text(LOG)
+        self.assertTrue(text.startswith(before),
+                        "the session file no longer begins with what it held before: a "
+                        "compaction appends a line and never rewrites the ones already there.")
+        ops = {op for op, path, _ in ws.writes if path == LOG and op != "fsync"}
+        self.assertTrue(ops <= {"append"},
+                        f"the session file was changed with {sorted(ops)}; expected appends "
+                        "only. Writing it over starts by emptying it: a power cut then takes "
+                        "the whole session.")
+
+
+# ---------------------------------------------------------------- lab 1: where to cut, and how
+
+class Lab1(_LabCase):
+
+    def test_cut_lands_on_user(self):
+        """For every keep_recent from 1 to the size of a six-prompt session, find_cut returns the
+        first user message at or after the point where the newest messages reach keep_recent
+        tokens: never a tool result, never an assistant message, never index 0."""
+        messages = _session_messages(6)
+        total = harness.estimate_tokens(messages)
+        for keep in range(1, total + 2, 7):
+            got = self.call(f"find_cut(messages, {keep})", harness.find_cut, messages, keep)
+            want = _expected_cut(messages, keep)
+            if got == want:
+                continue
+            inside = isinstance(got, int) and 0 <= got < len(messages)
+            role = messages[got]["role"] if inside else None
+            if role == "toolResult":
+                self.fail(f"find_cut(messages, {keep}) returned {got}, a tool result: the kept "
+                          "part would start with a result whose call was summarised away, and a "
+                          "provider refuses it (lesson 10's 400). Move on to a user message.")
+            if role == "assistant":
+                self.fail(f"find_cut(messages, {keep}) returned {got}, an assistant message in "
+                          f"the middle of a turn; expected {want}, the next user message.")
+            self.fail(f"find_cut(messages, {keep}) returned {got!r}; expected {want}. Count back "
+                      "from the newest message until the estimate reaches keep_recent, then "
+                      "forward to the first user message at or after it.")
+
+    def test_nothing_to_cut(self):
+        """find_cut returns 0 when the whole session is under keep_recent, when no user message
+        follows the point reached, and when the only user message is the first."""
+        messages = _session_messages(3)
+        total = harness.estimate_tokens(messages)
+        got = self.call("find_cut", harness.find_cut, messages, total + 1)
+        self.assertEqual(got, 0, f"the session is {total} tokens and keep_recent {total + 1}: "
+                         f"find_cut returned {got!r}; expected 0, nothing to summarise.")
+        one_turn = messages[:4]          # U A[r] R A: the only user message is index 0
+        got = self.call("find_cut", harness.find_cut, one_turn, 1)
+        self.assertEqual(got, 0, f"for {_shape(one_turn)}, find_cut(..., 1) returned {got!r}; "
+                         "expected 0. A cut at 0 summarises nothing, and no later user message "
+                         "exists to cut at.")
+        read = lab.call("read", {"path": "m1.py"}, id="r9")
+        tail = messages + [lab.reply(read), lab.tool_result(read, FILES["m1.py"]),
+                           lab.say("Done.")]
+        got = self.call("find_cut", harness.find_cut, tail, 5)
+        self.assertEqual(got, 0, f"for {_shape(tail)} with keep_recent 5, find_cut returned "
+                         f"{got!r}; expected 0: no user message follows the newest messages, "
+                         "and a cut never lands on anything else.")
+
+    def test_summary_request(self):
+        """summarise(model, messages) makes one request: SUMMARY_SYSTEM, the messages (a dangling
+        call answered, as context_for_model does) then SUMMARY_PROMPT as a user message, and no
+        tools at all; it returns the reply's text, stripped."""
+        messages = _session_messages(2)
+        read = lab.call("read", {"path": "m3.py"}, id="r99")
+        messages = messages + [lab.user("Now m3.py."), lab.reply(read)]      # no result: kill -9
+        model = lab.ScriptedModel(["  ## Goal\nRename PORT.\n\n"], check=True)
+        got = self.call("summarise", harness.summarise, model, messages)
+        self.assertEqual(len(model.calls), 1,
+                         f"summarise called the model {len(model.calls)} times; expected once.")
+        request = model.calls[0]
+        self.assertEqual(request.tools, [],
+                         f"the summary request offered {len(request.tools)} tools; expected "
+                         "none. A model offered tools carries on the work instead of "
+                         "summarising it.")
+        self.assertEqual(request.system, harness.SUMMARY_SYSTEM,
+                         "the summary request was not sent SUMMARY_SYSTEM as its system prompt.")
+        sent = request.messages
+        self.assertEqual(sent[-1:], [harness.user_message(harness.SUMMARY_PROMPT)],
+                         f"the summary request ends {_shape(sent[-1:])}; expected the user "
+                         "message SUMMARY_PROMPT last.")
+        self.assertEqual(sent[:-1], harness.context_for_model(messages),
+                         f"the summary request sent {_shape(sent[:-1])} before the prompt; "
+                         "expected context_for_model(messages), "
+                         f"{_shape(harness.context_for_model(messages))}.")
+        self.assertEqual(got, "## Goal\nRename PORT.",
+                         f"summarise returned {got!r}; expected the reply's text, stripped.")
+
+    def test_empty_summary_is_error(self):
+        """A reply of only spaces, a reply with a tool call and no text, and a failed reply each
+        make summarise raise RuntimeError (the failed one with its error message in it)."""
+        messages = _session_messages(2)
+        cases = [("a reply of only spaces", lab.say("   \n"), "empty"),
+                 ("a reply holding only a tool call",
+                  lab.reply(lab.call("read", {"path": "m1.py"}, id="s1")), "empty"),
+                 ("a failed reply", lab.provider_error("503 overloaded"), "503 overloaded")]
+        for what, answer, words in cases:
+            model = lab.ScriptedModel([answer])
+            try:
+                got = harness.summarise(model, messages)
+            except RuntimeError as error:
+                self.assertIn(words, str(error),
+                              f"given {what}, summarise raised RuntimeError({str(error)!r}); "
+                              f"expected its words to say {words!r}.")
+                continue
+            except Exception as error:
+                self.fail(f"given {what}, summarise raised {type(error).__name__}: {error}; "
+                          "expected RuntimeError.")
+            self.fail(f"given {what}, summarise returned {got!r}; expected RuntimeError. An "
+                      "empty summary saved as a success throws the history away.")
+
+    def test_compaction_appends(self):
+        """append_compaction(summary, replaces) appends one line, {"id", "type": "compaction",
+        "summary", "replaces"}, with the next id, and every line already in the file stays as it
+        was."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        for n in range(1, 5):
+            log.append_message(lab.user(f"message {n}"))
+        before = ws.read_text(LOG)
+        got = self.call("append_compaction", log.append_compaction, "## Goal\nx", ["e1", "e2"])
+        self.assertEqual(got, "e5", f"append_compaction returned {got!r}; expected 'e5', the "
+                         "next line's id.")
+        self.assert_appends_only(ws, before)
+        lines = ws.read_text(LOG).splitlines()
+        self.assertEqual(len(lines), 5, f"the file has {len(lines)} lines; expected 5.")
+        self.assertEqual(json.loads(lines[-1]),
+                         {"id": "e5", "type": "compaction", "summary": "## Goal\nx",
+                          "replaces": ["e1", "e2"]},
+                         f"the new line is {lines[-1][:120]}; expected exactly id, type "
+                         "\"compaction\", summary and replaces.")
+        again = log.append_message(lab.user("after"))
+        self.assertEqual(again, "e6", f"the next append_message returned {again!r}; expected "
+                         "'e6': a compaction is a line like any other.")
+
+    def test_compaction_refuses(self):
+        """An empty (or all-space) summary, an empty replaces, and a torn last line each make
+        append_compaction raise ValueError, and the file is left as it was."""
+        text = "".join(json.dumps({"id": f"e{n}", "type": "message",
+                                   "message": lab.user(f"m{n}")}) + "\n" for n in (1, 2))
+        for what, summary, replaces, start in (
+                ("an empty summary", "", ["e1"], text),
+                ("a summary of spaces", "  \n", ["e1"], text),
+                ("an empty replaces", "## Goal\nx", [], text),
+                ("a file whose last line is torn", "## Goal\nx", ["e1"], text[:-9])):
+            ws = lab.Workspace({LOG: start})
+            log = harness.SessionLog(ws, LOG)
+            try:
+                log.append_compaction(summary, replaces)
+            except ValueError:
+                pass
+            except Exception as error:
+                self.fail(f"with {what}, append_compaction raised {type(error).__name__}: "
+                          f"{error}; expected ValueError.")
+            else:
+                self.fail(f"with {what}, append_compaction wrote a compaction; expected "
+                          "ValueError and nothing written.")
+            self.assertEqual(ws.read_text(LOG), start,
+                             f"with {what}, append_compaction changed the file.")
+
+    def test_lesson11_rules(self):
+        """Lesson 11's rules still hold for the rewritten log: with no file, entries(), rows() and
+        replay() are [] and create nothing; messages get e1, e2, ...; a torn line 3 makes
+        entries(), rows(), replay() and append_message raise ValueError naming "line 3"."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        for name in ("entries", "rows", "replay"):
+            got = self.call(f"{name}()", getattr(log, name))
+            self.assertTrue(isinstance(got, list) and got == [],
+                            f"{name}() with no file returned {got!r}; expected [].")
+        self.assertFalse(ws.exists(LOG), "reading the log created the file.")
+        ids = [self.call("append_message", log.append_message, lab.user(f"m{n}"))
+               for n in (1, 2)]
+        self.assertEqual(ids, ["e1", "e2"], f"append_message returned {ids}; expected e1, e2.")
+        text = "".join(json.dumps({"id": f"e{n}", "type": "message",
+                                   "message": lab.user(f"m{n}")}) + "\n" for n in (1, 2, 3))
+        torn = text[:-20]
+        ws = lab.Workspace({LOG: torn})
+        log = harness.SessionLog(ws, LOG)
+        for name, call in (("entries()", log.entries), ("rows()", log.rows),
+                           ("replay()", log.replay),
+                           ("append_message", lambda: log.append_message(lab.user("x")))):
+            try:
+                call()
+            except ValueError as error:
+                self.assertIn("line 3", str(error), f"{name} on a file torn in line 3 raised "
+                              f"ValueError({str(error)!r}); expected it to name 'line 3'.")
+                continue
+            except Exception as error:
+                self.fail(f"{name} on a torn file raised {type(error).__name__}: {error}; "
+                          "expected ValueError naming line 3.")
+            self.fail(f"{name} on a file torn in line 3 did not raise; a torn line is never "
+                      "skipped.")
+        self.assertEqual(ws.read_text(LOG), torn, "append_message changed a torn file.")
+
+    def test_replay_puts_summary_in_place(self):
+        """Replay puts the summary, as the user message SUMMARY_PREFIX + summary, where the first
+        replaced entry was: the replaced messages go, the others stay in order, a later
+        compaction can replace an earlier summary, and the rebooted disk replays the same."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        messages = [lab.user(f"message {n}") for n in range(1, 7)]
+        for message in messages:
+            log.append_message(message)
+        summary = lambda text: harness.user_message(harness.SUMMARY_PREFIX + text)
+        self.call("append_compaction", log.append_compaction, "first", ["e3", "e4"])
+        got = self.call("replay", log.replay)
+        want = messages[:2] + [summary("first")] + messages[4:]
+        self.assertEqual(got, want,
+                         f"after a compaction replacing e3 and e4, replay() gave "
+                         f"{[str(m.get('content'))[:12] for m in got]}; expected 5: message 1, "
+                         "message 2, the "
+                         "summary in their place, message 5, message 6. A compaction that "
+                         "replay ignores keeps every message; one that drops them without the "
+                         "summary loses them.")
+        rows = [row[0] for row in self.call("rows", log.rows)]
+        self.assertEqual(rows, ["e1", "e2", "e7", "e5", "e6"],
+                         f"rows() gave ids {rows}; expected e1, e2, e7 (the compaction's own "
+                         "id, for the summary), e5, e6.")
+        log.append_message(lab.user("message 8"))
+        self.call("append_compaction", log.append_compaction, "second", ["e1", "e2", "e7", "e5"])
+        got = self.call("replay", log.replay)
+        want = [summary("second"), messages[5], lab.user("message 8")]
+        self.assertEqual(got, want,
+                         f"after a second compaction replacing e1, e2, e7 (the first summary) "
+                         f"and e5, replay() gave {[m['content'][:30] for m in got]}; expected "
+                         "the second summary, message 6, message 8.")
+        again = harness.SessionLog(ws.reboot(), LOG).replay()
+        self.assertEqual(again, want, "a new SessionLog on the rebooted disk replays "
+                         f"{len(again)} messages, not the {len(want)} the first one did.")
+
+
+# -------------------------------------------------------------- lab 2: when, and once only
+
+class Lab2(_LabCase):
+
+    def test_is_overflow(self):
+        """is_overflow is True for failed replies worded as Anthropic, OpenAI and others word a
+        request that is too long, and False for other failures, for a reply that succeeded
+        while saying those words, and for a user message."""
+        yes = ["prompt is too long: 208310 tokens > 200000 maximum",
+               "This model's maximum context length is 128000 tokens. However, your messages "
+               "resulted in 130512 tokens.",
+               "Input is too long for requested model.",
+               "400 Request exceeds the context window"]
+        no = [lab.provider_error("529 Overloaded"), lab.provider_error("429 rate limit"),
+              lab.say("Your prompt is too long; shall I shorten it?"),
+              lab.user("the context window is full")]
+        for words in yes:
+            got = self.call("is_overflow", harness.is_overflow, lab.provider_error(words))
+            self.assertTrue(got is True, f"is_overflow of a failed reply saying {words[:60]!r} "
+                            f"returned {got!r}; expected True.")
+        for message in no:
+            got = self.call("is_overflow", harness.is_overflow, message)
+            self.assertTrue(got is False, f"is_overflow of {lab.show([message])[:80]} returned "
+                            f"{got!r}; expected False: only a failed reply refusing for length.")
+
+    def test_compact_replaces_exactly(self):
+        """compact(log, model, keep_recent) appends one compaction entry replacing exactly the
+        rows before find_cut's cut, asks one summary with no tools, returns True, and replay
+        keeps the recent messages word for word."""
+        ws, log = _logged(6)
+        rows = log.rows()
+        messages = [m for _, m in rows]
+        cut = harness.find_cut(messages, 600)
+        before = ws.read_text(LOG)
+        model = _model()
+        got = self.call("compact", harness.compact, log, model, 600)
+        self.assertIs(got, True, f"compact returned {got!r}; expected True.")
+        self.assert_appends_only(ws, before)
+        new = log.entries()[len(rows):]
+        self.assertEqual([e.get("type") for e in new], ["compaction"],
+                         f"compact appended {[e.get('type') for e in new]}; expected one "
+                         "compaction entry.")
+        self.assertEqual(new[0].get("replaces"), [row_id for row_id, _ in rows[:cut]],
+                         f"the compaction replaces {new[0].get('replaces')}; expected the ids "
+                         f"of the {cut} rows before the cut, {rows[0][0]} to {rows[cut - 1][0]}.")
+        asked = _summary_requests(model)
+        self.assertTrue(len(asked) == 1 and asked[0].tools == [],
+                        f"compact made {len(asked)} summary requests ({len(model.calls)} "
+                        "requests in all); expected one, with no tools.")
+        self.assertEqual(log.replay()[1:], messages[cut:],
+                         "after compact, replay() does not end with the recent messages word "
+                         "for word.")
+
+    def test_compact_nothing(self):
+        """When find_cut finds nothing to cut, compact returns False, asks the model nothing and
+        writes nothing."""
+        ws, log = _logged(2)
+        before = ws.read_text(LOG)
+        model = _model()
+        got = self.call("compact", harness.compact, log, model, 100_000)
+        self.assertIs(got, False, f"compact returned {got!r}; expected False.")
+        self.assertEqual(len(model.calls), 0, f"compact asked the model {len(model.calls)} "
+                         "times with nothing to cut; expected none.")
+        self.assertEqual(ws.read_text(LOG), before, "compact wrote to the log with nothing "
+                         "to cut.")
+
+    def test_compaction_power_cut(self):
+        """The power goes out during the summary request, or the summary fails: the log is
+        untouched, and on the rebooted disk it replays exactly as before."""
+        for what, step in (("a power cut", lab.power_cut()),
+                           ("a failed summary", lab.provider_error("503 overloaded"))):
+            ws, log = _logged(5)
+            before, replayed = ws.read_text(LOG), log.replay()
+            model = lab.ScriptedModel([step])
+            try:
+                harness.compact(log, model, 600)
+            except (lab.PowerCut, RuntimeError):
+                pass
+            except Exception as error:
+                self.fail(f"with {what}, compact raised {type(error).__name__}: {error}.")
+            else:
+                self.fail(f"with {what} during the summary, compact returned; expected the "
+                          "error to go up.")
+            self.assertEqual(ws.read_text(LOG), before,
+                             f"with {what} during the summary, the log changed: ask for the "
+                             "summary first, and append only once you have it.")
+            again = harness.SessionLog(ws.reboot(), LOG).replay()
+            self.assertEqual(again, replayed, f"after {what}, the rebooted log replays "
+                             f"{len(again)} messages; expected the {len(replayed)} of before.")
+
+    def test_no_compaction_below(self):
+        """Nine prompts in a window they all fit: no compaction event, no compaction entry, no
+        summary request, and the log equals the record after each prompt."""
+        ws = lab.Workspace(FILES)
+        log = harness.SessionLog(ws, LOG)
+        model = _model(100_000)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000, reserve=1000,
+                            keep_recent=600)
+        for text in _prompts(9):
+            events, error = _drain(session.prompt(text))
+            self.assertIsNone(error, f"prompt {text!r} raised {error!r}.")
+            kinds = [e["type"] for e in events if e["type"] == "compaction"]
+            self.assertEqual(kinds, [], f"prompt {text!r} compacted with the window far from "
+                             "full; compact only when the estimate passes window - reserve.")
+            self.assertTrue(events and events[-1]["type"] == "agent_end",
+                            f"prompt {text!r}: the run's events did not end with agent_end.")
+            self.assertEqual(log.replay(), list(session.messages),
+                             "the log and the Session's messages differ.")
+        types = {e["type"] for e in log.entries()}
+        self.assertEqual(types, {"message"}, f"the log holds entries of types {sorted(types)}; "
+                         "expected messages only.")
+        self.assertEqual(_summary_requests(model), [], "a summary was asked for although "
+                         "nothing had to be compacted.")
+
+    def test_threshold(self):
+        """When the estimate of the messages plus the new prompt passes window - reserve, the
+        Session compacts first: a compaction event with reason "threshold" comes before
+        agent_start, and the prompt's first request starts with the summary."""
+        ws, log = _logged(6)
+        estimate = harness.estimate_tokens(log.replay() + [harness.user_message("Now m7.py.")])
+        model = _model(100_000)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=estimate + 400,
+                            reserve=500, keep_recent=600)
+        events, error = _drain(session.prompt("Now m7.py."))
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        types = [e["type"] for e in events]
+        self.assertTrue(types[:2] == ["compaction", "agent_start"]
+                        and events[0].get("reason") == "threshold",
+                        f"the events began {types[:2]}; expected a compaction event, reason "
+                        "'threshold', then agent_start: the estimate was "
+                        f"{estimate}, over window - reserve = {estimate - 100}, though under the "
+                        "window itself. The reserve is for what the estimate misses.")
+        work = _work_requests(model)
+        first = work[0].messages[0] if work else None
+        self.assertTrue(first and str(first.get("content", "")).startswith(harness.SUMMARY_PREFIX),
+                        "the prompt's first request did not start with the summary.")
+
+    def test_overflow_retry_once(self):
+        """A request refused for length mid-run: the Session compacts once (event reason
+        "overflow"), then retries once with prompt(None), no new user message, and the record
+        ends with the model's answer; the log equals the record."""
+        ws, log = _logged(6)
+        real = lab.request_tokens(lab.Request(harness.SYSTEM, log.replay(),
+                                              harness.tool_specs([harness.make_read_tool(ws)])))
+        model = _model(window=real + 300)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=real + 300, reserve=0,
+                            keep_recent=600)
+        events, error = _drain(session.prompt("Now m7.py."))
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(reasons, ["overflow"], f"compaction events: {reasons}; expected one, "
+                         "reason 'overflow', after the refusal.")
+        at = next(n for n, e in enumerate(events) if e["type"] == "compaction")
+        self.assertTrue(any(e["type"] == "agent_end" for e in events[:at])
+                        and events[-1]["type"] == "agent_end",
+                        "expected the first run to end, then the compaction, then a second run.")
+        retry = [e["message"] for e in events[at:] if e["type"] == "message_end"]
+        self.assertTrue(retry and retry[0]["role"] != "user",
+                        f"the retry began with {_shape(retry[:1])}; expected no new user "
+                        "message: harness.prompt(None) sends the record as it stands.")
+        users = [m for m in session.messages if m["role"] == "user"]
+        self.assertEqual(sum(m["content"] == "Now m7.py." for m in users), 1,
+                         "the prompt is in the record more than once: retry with prompt(None).")
+        last = session.messages[-1]
+        self.assertTrue(last["role"] == "assistant" and last.get("stop_reason") != "error",
+                        f"the record ends {_shape(session.messages[-3:])}; expected the answer.")
+        again = harness.SessionLog(ws.reboot(), LOG).replay()
+        self.assertEqual(again, session.messages, "the rebooted log differs from the record.")
+
+    def test_retry_only_once(self):
+        """A provider that refuses every request for length: one compaction, two refused
+        requests, no third, and the record ends with the refusal for the caller to see."""
+        ws, log = _logged(6)
+        model = _Capped(_refusing())
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000, reserve=0,
+                            keep_recent=50)
+        events, error = _drain(session.prompt("Now m7.py."))
+        self.assertIsNone(error, f"the prompt raised {type(error).__name__}: {error}; expected "
+                          "one compaction, one retry, and the refusal left in the record. "
+                          "Compact once and retry once, never in a loop.")
+        self.assertEqual(len(_summary_requests(model)), 1,
+                         f"{len(_summary_requests(model))} summaries were asked for; expected "
+                         "one: compact once, retry once, never in a loop.")
+        self.assertEqual(len(_work_requests(model)), 2,
+                         f"the refused request was sent {len(_work_requests(model))} times; "
+                         "expected twice, the request and its one retry.")
+        self.assertTrue(harness.is_overflow(session.messages[-1]),
+                        f"the record ends {_shape(session.messages[-2:])}; expected the second "
+                        "refusal, for the caller to see.")
+
+    def test_other_errors_no_retry(self):
+        """A reply that failed for another reason (503 overloaded) is not compacted away or
+        retried: one request, no summary, and the record ends with that failure."""
+        ws, log = _logged(6)
+        model = _Capped(lab.ScriptedModel([lab.provider_error("503 overloaded"),
+                                           lab.forever(lab.summariser(otherwise=_worker))]))
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000,
+                            keep_recent=600)
+        events, error = _drain(session.prompt("Now m7.py."))
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        self.assertEqual(len(model.calls), 1, f"the model was asked {len(model.calls)} times; "
+                         "expected once: only a refusal for length is compacted and retried.")
+        self.assertEqual(session.messages[-1].get("error_message"), "503 overloaded",
+                         "the record does not end with the 503.")
+
+    def test_power_cut_in_session(self):
+        """The power goes out during the summary a Session asks for before a prompt: on the
+        rebooted disk the log replays as before the prompt, and a new Session answers it."""
+        ws, log = _logged(6)
+        replayed = log.replay()
+        estimate = harness.estimate_tokens(replayed + [harness.user_message("Now m7.py.")])
+        model = lab.ScriptedModel([lab.power_cut()])
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=estimate,
+                            reserve=200, keep_recent=600)
+        try:
+            lab.drive(session.prompt("Now m7.py."))
+        except lab.PowerCut:
+            pass
+        except Exception as error:
+            self.fail(f"the prompt raised {type(error).__name__}: {error}; expected the power "
+                      "cut scripted for the summary request.")
+        else:
+            self.fail("the prompt finished; expected a summary request, cut by the power.")
+        disk = ws.reboot()
+        log = harness.SessionLog(disk, LOG)
+        self.assertEqual(log.replay(), replayed, "after the cut, the log does not replay as "
+                         "before the prompt.")
+        session = harness.Session(_model(), harness.SYSTEM, [harness.make_read_tool(disk)],
+                                  log, window=estimate, reserve=200, keep_recent=600)
+        events, error = _drain(session.prompt("Now m7.py."))
+        self.assertIsNone(error, f"the new Session's prompt raised {error!r}.")
+        self.assertTrue(session.messages[-1]["role"] == "assistant",
+                        f"the new Session's record ends {_shape(session.messages[-2:])}.")
+
+    def test_max_turns_still_brakes(self):
+        """Lesson 05's brake holds: with max_turns=2 and a model that never stops calling, the
+        Session's run and a prompt(None) retry each make two model calls and end with "Agent
+        stopped after max_turns=2"."""
+        def runaway(request):
+            return lab.reply(lab.call("read", {"path": "m1.py"}, id=f"r{len(request.messages)}"))
+        ws = lab.Workspace(FILES)
+        log = harness.SessionLog(ws, LOG)
+        model = _Capped(lab.ScriptedModel([lab.forever(runaway)]))
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000, max_turns=2)
+        events, error = _drain(session.prompt(TASK))
+        if isinstance(error, TooManyCalls):
+            self.fail("with max_turns=2 the Session's run kept calling a model that never "
+                      "stops; expected 2 calls. Pass max_turns to the Harness it builds.")
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        self.assertEqual(len(model.calls), 2, f"the Session's run made {len(model.calls)} model "
+                         "calls with max_turns=2; expected 2. Pass max_turns to the Harness.")
+        stop = session.messages[-1].get("error_message")
+        self.assertEqual(stop, "Agent stopped after max_turns=2",
+                         f"the record ends with {stop!r}; expected the max_turns stop.")
+        h = harness.Harness(model, harness.SYSTEM, [harness.make_read_tool(ws)],
+                            messages=[lab.user(TASK)], max_turns=2)
+        events, error = _drain(h.prompt(None))
+        if isinstance(error, TooManyCalls):
+            self.fail("Harness.prompt(None) with max_turns=2 kept calling the model; "
+                      "expected 2 calls.")
+        self.assertIsNone(error, f"Harness.prompt(None) raised {error!r}.")
+        self.assertEqual(len(model.calls), 4, f"prompt(None) made {len(model.calls) - 2} model "
+                         "calls with max_turns=2; expected 2.")
+        types = [e["type"] for e in events]
+        self.assertEqual(types.count("turn_start"), types.count("turn_end"),
+                         "prompt(None)'s turns are not balanced.")
+        self.assertFalse(any(e["type"] == "message_end" and e["message"]["role"] == "user"
+                             for e in events), "prompt(None) added a user message.")
