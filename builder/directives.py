@@ -14,8 +14,8 @@ from typing import Callable
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from . import markup
 from .model import Check, Figure, Lab, Option, Prompt, fold
+from .options import NONE, Int, Path, Schema, Value, Words
 
 ANYWHERE = None
 Render = Callable[[list[Token]], str]
@@ -28,6 +28,7 @@ class Directive:
     closed: bool = False            # holds only its own parts (and prose)
     check: Callable | None = None   # (checker, token, params, line) -> None; fails the build
     context: Callable | None = None  # (token, render, page) -> dict for parts/<name>.html
+    options: Schema = NONE          # what its line may say after the name (builder/options.py)
 
     @property
     def template(self) -> str | None:
@@ -38,7 +39,7 @@ class Directive:
 
 def check_check(checker, token: Token, params: str, line: int) -> None:
     options = checker.parts(token, "option")
-    right = [o for o in options if "right" in o.meta["params"].split()]
+    right = [o for o in options if checker.options(o)["right"]]
     if len(options) < 2:
         checker.fail(line, f"a check needs at least two options; this one has {len(options)}")
     if len(right) != 1:
@@ -51,14 +52,11 @@ def check_check(checker, token: Token, params: str, line: int) -> None:
         kids = option.children
         if not kids or kids[0].type != "paragraph_open":
             checker.fail(option.map[0] + 1, "an option starts with a paragraph: the option itself")
-        extra = set(option.meta["params"].split()) - {"right"}
-        if extra:
-            checker.fail(option.map[0] + 1, f"an option takes only 'right', not {sorted(extra)}")
     explain = checker.parts(token, "explain")
     checker.source.model.checks.append(Check(
         number=checker.question(token, "check"), line=line,
         question=checker.inside(token, checker.first_part(token)),
-        options=[Option(text=fold(o.children[1].content), right="right" in o.meta["params"].split(),
+        options=[Option(text=fold(o.children[1].content), right=checker.options(o)["right"],
                         explanation=checker.raw(o.children[0].map[1], o.map[1]),
                         line=o.map[0] + 1) for o in options],
         explain=checker.inside(explain[0]) if explain else ""))
@@ -76,11 +74,8 @@ def check_prompt(checker, token: Token, params: str, line: int) -> None:
         misses=checker.inside(misses[0]) if misses else ""))
 
 def check_figure(checker, token: Token, params: str, line: int) -> None:
-    _, values = markup.key_values(params)
-    src = values.get("src")
-    if not src:
-        checker.fail(line, "a figure needs src=figures/<file>.svg")
-    if not src.startswith("figures/") or not (checker.project.room(checker.source.page) / src).is_file():
+    src = checker.options(token)["src"]
+    if not (checker.project.room(checker.source.page) / src).is_file():
         checker.fail(line, f"figure file lessons/{checker.source.page.folder}/{src} does not exist")
     kids = token.children
     if len(kids) < 2 or kids[0].type != "paragraph_open" or not kids[1].content.startswith("alt:"):
@@ -95,10 +90,6 @@ def check_figure(checker, token: Token, params: str, line: int) -> None:
         number=checker.counts["figure"], line=line, src=src, alt=kids[1].content[4:].strip(),
         caption=checker.raw(kids[0].map[1], token.map[1])))
 
-def check_aside(checker, token: Token, params: str, line: int) -> None:
-    if not params:
-        checker.fail(line, "an aside needs a title: '::: aside <Title>'")
-
 def check_side_by_side(checker, token: Token, params: str, line: int) -> None:
     fences = [t for t in token.children if t.type == "fence"]
     if len(fences) != 2:
@@ -107,9 +98,7 @@ def check_side_by_side(checker, token: Token, params: str, line: int) -> None:
 
 def check_lab(checker, token: Token, params: str, line: int) -> None:
     page = checker.source.page
-    if not params.isdigit():
-        checker.fail(line, "a lab needs its number: '::: lab 1'")
-    number = int(params)
+    number = checker.options(token)["number"]
     if not 1 <= number <= len(page.labs):
         checker.fail(line, f"lab {number}: course.yaml gives page {page.id} "
                         f"{len(page.labs)} lab{'s' if len(page.labs) != 1 else ''}")
@@ -146,9 +135,10 @@ def check_capabilities(checker, token: Token, params: str, line: int) -> None:
                         f"{len(expected)} up to lesson {checker.source.page.id}")
 
 def check_sidequest(checker, token: Token, params: str, line: int) -> None:
-    target = checker.course.page(params)
+    quest = checker.options(token)["page"]
+    target = checker.course.page(quest)
     if target is None or target.kind != "side-quest":
-        checker.fail(line, f"side quest {params!r} is not a side quest in course.yaml")
+        checker.fail(line, f"side quest {quest!r} is not a side quest in course.yaml")
 
 
 # -- what the partials are given --------------------------------------------------------------
@@ -177,14 +167,14 @@ def _html(render: Render, tokens: list[Token]) -> Markup:
 
 
 def _hint_items(hints: list[Token], render: Render) -> list[dict]:
-    return [{"title": h.meta["params"], "body": _html(render, h.children)} for h in hints]
+    return [{"title": h.meta["options"]["title"] or "", "body": _html(render, h.children)} for h in hints]
 
 
 def draw_check(token: Token, render: Render, page) -> dict:
     options = []
     for option in kids(token, "option"):
         text, rest = _first_paragraph(option.children)
-        options.append({"right": "right" in option.meta["params"].split(),
+        options.append({"right": option.meta["options"]["right"],
                         "text": _html(render, text), "rest": _html(render, rest)})
     return {"id": f"{page.prefix}-{token.meta['number']}", "options": options,
             "question": _html(render, _before_first_directive(token.children)),
@@ -206,7 +196,7 @@ def draw_figure(token: Token, render: Render, page) -> dict:
 
 
 def draw_body(token: Token, render: Render, page) -> dict:
-    return {"body": _html(render, token.children), "title": token.meta["params"]}
+    return {"body": _html(render, token.children), "title": token.meta["options"]["title"] or ""}
 
 
 def draw_side_by_side(token: Token, render: Render, page) -> dict:
@@ -237,7 +227,7 @@ def draw_card(token: Token, render: Render, page) -> dict:
 
 
 def draw_sidequest(token: Token, render: Render, page) -> dict:
-    return {"quest": page.course.page(token.meta["params"]), "body": _html(render, token.children)}
+    return {"quest": page.course.page(token.meta["options"]["page"]), "body": _html(render, token.children)}
 
 
 def diff_rows(lines: list[str]) -> list[dict]:
@@ -283,24 +273,33 @@ def draw_lab(token: Token, render: Render, page) -> dict:
 
 # -- the registry ---------------------------------------------------------------------------
 
-def _entry(name, parents=ANYWHERE, closed=False, check=None, context=None) -> Directive:
+def _entry(name, parents=ANYWHERE, closed=False, check=None, context=None,
+           options: Schema = NONE) -> Directive:
     return Directive(name, frozenset(parents) if parents is not ANYWHERE else ANYWHERE, closed,
-                     check, context)
+                     check, context, options)
 
+
+TITLE = Schema(words=Words("title"))
 
 REGISTRY: dict[str, Directive] = {d.name: d for d in [
     _entry("check", closed=True, check=check_check, context=draw_check),
-    _entry("option", {"check"}), _entry("explain", {"check"}),
+    _entry("option", {"check"}, options=Schema(flags=("right",))), _entry("explain", {"check"}),
     _entry("prompt", closed=True, check=check_prompt, context=draw_prompt),
-    _entry("hint", {"prompt", "hints"}), _entry("answer", {"prompt"}), _entry("misses", {"prompt"}),
-    _entry("figure", check=check_figure, context=draw_figure),
-    _entry("source", context=draw_body),
-    _entry("aside", check=check_aside, context=draw_body),
+    _entry("hint", {"prompt", "hints"}, options=TITLE), _entry("answer", {"prompt"}),
+    _entry("misses", {"prompt"}),
+    _entry("figure", check=check_figure, context=draw_figure,
+           options=Schema(values=(Value("src", Path(under="figures/"), required=True),),
+                          example="::: figure src=figures/<file>.svg")),
+    _entry("source", context=draw_body, options=TITLE),
+    _entry("aside", context=draw_body,
+           options=Schema(words=Words("title", required=True), example="::: aside <Title>")),
     _entry("side-by-side", closed=True, check=check_side_by_side, context=draw_side_by_side),
-    _entry("lab", {""}, check=check_lab, context=draw_lab),
+    _entry("lab", {""}, check=check_lab, context=draw_lab,
+           options=Schema(words=Words("number", required=True, kind=Int(low=1)), example="::: lab 1")),
     _entry("hints", {"lab"}, closed=True), _entry("done", {"lab"}),
     _entry("capabilities", check=check_capabilities, context=draw_capabilities),
     _entry("card", closed=True, context=draw_card),
     *(_entry(part, {"card"}) for part, _ in CARD_PARTS),
-    _entry("sidequest", check=check_sidequest, context=draw_sidequest),
+    _entry("sidequest", check=check_sidequest, context=draw_sidequest,
+           options=Schema(words=Words("page", required=True), example="::: sidequest S2")),
 ]}

@@ -17,16 +17,14 @@ from pathlib import Path
 import yaml
 from markdown_it.token import Token
 
-from . import directives, markup
+from . import directives, markup, options
 from .course import Course, Page
 from .model import Citation, Hint, PageModel, Section
 from .errors import BuildError
+from .options import DEFAULT_TIMEOUT, OptionError
 from .project import Project
 
 ROLES = ("tau", "general")
-CELL_FLAGS = ("editable", "raises", "answers")
-CELL_VALUES = ("lab", "timeout", "id")
-DEFAULT_TIMEOUT = 10.0
 TAU_REF = re.compile(r"[\w./-]+(:\d+(-\d+)?)?\Z")
 
 
@@ -125,7 +123,7 @@ class _Checker:
         return self.raw(token.map[0] + 1, until.map[0] if until is not None else token.map[1])
 
     def hints(self, token: Token) -> list[Hint]:
-        return [Hint(title=h.meta["params"], text=self.inside(h), line=h.map[0] + 1)
+        return [Hint(title=self.options(h)["title"] or "", text=self.inside(h), line=h.map[0] + 1)
                 for h in self.parts(token, "hint")]
 
     def question(self, token: Token, kind: str) -> int:
@@ -171,6 +169,7 @@ class _Checker:
         if entry.parents is not directives.ANYWHERE and parent not in entry.parents:
             where = " or ".join(f"'::: {p}'" for p in sorted(entry.parents) if p) or "the top level"
             self.fail(line, f"'::: {name}' belongs inside {where}")
+        self.options(token)
         if entry.check is not None:
             entry.check(self, token, params, line)
         if parent == "card":
@@ -196,34 +195,36 @@ class _Checker:
                             f"'{token.markup}' ends it)")
 
     def parts(self, token: Token, name: str) -> list[Token]:
-        return [t for t in token.children if t.type == "directive" and t.info == name]
+        return directives.kids(token, name)
+
+    def options(self, token: Token) -> dict:
+        """A directive's options, read through its schema once (kept in its meta); a bad one
+        stops the build at the directive's line, with the option's name."""
+        if "options" not in token.meta:
+            entry = directives.REGISTRY.get(token.info)
+            schema = entry.options if entry is not None else options.NONE
+            try:
+                token.meta["options"] = schema.read(token.meta["params"])
+            except OptionError as error:
+                self.fail(token.map[0] + 1, f"'{token.markup} {token.info}': {error}")
+        return token.meta["options"]
 
     # -- cells -------------------------------------------------------------------------------
 
     def cell(self, token: Token, line: int) -> None:
         page = self.source.page
-        flags, values = markup.key_values(" ".join(token.info.split()[2:]))
-        for flag in flags:
-            if flag not in CELL_FLAGS:
-                self.fail(line, f"unknown cell option {flag!r} (options: editable, raises, "
-                                f"answers, lab=K, timeout=S, id=NAME)")
-        for key in values:
-            if key not in CELL_VALUES:
-                self.fail(line, f"unknown cell option {key}= (options: editable, raises, "
-                                f"lab=K, timeout=S, id=NAME)")
-        lab = None
-        if "lab" in values:
-            if not values["lab"].isdigit() or not 1 <= int(values["lab"]) <= len(page.labs):
-                self.fail(line, f"lab={values['lab']}: page {page.id} has no such lab")
-            lab = int(values["lab"])
         try:
-            timeout = float(values.get("timeout", DEFAULT_TIMEOUT))
-        except ValueError:
-            self.fail(line, f"timeout={values['timeout']} is not a number of seconds")
+            values = options.CELL.read(" ".join(token.info.split()[2:]))
+        except OptionError as error:
+            self.fail(line, f"cell: {error}")
+        lab = values["lab"]
+        if lab is not None and lab > len(page.labs):
+            self.fail(line, f"cell: lab={lab}: page {page.id} has " +
+                            (f"labs 1 to {len(page.labs)}" if len(page.labs) > 1 else
+                             "lab 1" if page.labs else "no lab"))
+        timeout = values["timeout"]
         self.counts["cell"] += 1
-        name = values.get("id", str(self.counts["cell"]))
-        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            self.fail(line, f"id={name}: use letters, digits, - and _")
+        name = values["id"] or str(self.counts["cell"])
         cell_id = f"{page.number}-{name}"
         if cell_id in self.cell_ids:
             self.fail(line, f"two cells have the id {cell_id}")
@@ -234,12 +235,12 @@ class _Checker:
             where = line + (error.lineno or 1)
             self.fail(where, f"cell does not parse: {error.msg}")
         answers = None
-        if "answers" in flags:
+        if values["answers"]:
             if self.last_question is None:
                 self.fail(line, "a cell that answers comes after the check or prompt it answers")
             answers = self.last_question
-        cell = Cell(id=cell_id, source=token.content, line=line, editable="editable" in flags,
-                    lab=lab, answers=answers, raises="raises" in flags, timeout=timeout,
+        cell = Cell(id=cell_id, source=token.content, line=line, editable=values["editable"],
+                    lab=lab, answers=answers, raises=values["raises"], timeout=timeout,
                     expected=token.meta.get("expected"),
                     expected_line=token.meta.get("expected_line", 0))
         token.meta["cell"] = cell.id

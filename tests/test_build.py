@@ -568,6 +568,111 @@ def test_every_tau_citation_of_the_book_exists_at_the_pinned_commit():
     assert seen and problems == []
 
 
+# -- options (builder/options.py): every directive and the cell read theirs through a schema -----
+
+OPTION_BREAKS = {
+    "an unbalanced quote": (
+        "```python cell editable id=shout", "```python cell editable id=it's",
+        "cell: options \"editable id=it's\": no closing quotation (an unbalanced quote)"),
+    "a negative timeout": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=-1 lab=2",
+        "cell: timeout=-1: a number of seconds above 0 and at most 600"),
+    "a zero timeout": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=0 lab=2",
+        "cell: timeout=0: a number of seconds above 0 and at most 600"),
+    "a timeout of nan": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=nan lab=2",
+        "cell: timeout=nan: a number of seconds above 0 and at most 600"),
+    "a timeout of inf": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=inf lab=2",
+        "cell: timeout=inf: a number of seconds above 0 and at most 600"),
+    "a timeout over the limit": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=601 lab=2",
+        "cell: timeout=601: a number of seconds above 0 and at most 600"),
+    "a timeout that is no number": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=five lab=2",
+        "cell: timeout=five: not a number of seconds"),
+    "a timeout with no value": (
+        "```python cell timeout=5 lab=2", "```python cell timeout lab=2",
+        "cell: timeout needs a value: timeout=<seconds, above 0 and at most 600>"),
+    "an option given twice": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=5 lab=2 timeout=6",
+        "cell: timeout is given twice"),
+    "an unknown cell flag": (
+        "```python cell editable id=shout", "```python cell editible id=shout",
+        "cell: unknown option 'editible' (options: editable, raises, answers, lab=INT, "
+        "timeout=SECONDS, id=NAME)"),
+    "an unknown cell value": (
+        "```python cell editable id=shout", "```python cell editable name=shout",
+        "cell: unknown option name= (options: editable, raises, answers, lab=INT, "
+        "timeout=SECONDS, id=NAME)"),
+    "a lab that is no number": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=5 lab=two",
+        "cell: lab=two: not a whole number"),
+    "lab zero": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=5 lab=0",
+        "cell: lab=0: must be 1 or more"),
+    "a lab the page does not have": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=5 lab=3",
+        "cell: lab=3: page 01 has labs 1 to 2"),
+    "an id with other characters": (
+        "```python cell editable id=shout", "```python cell editable id=sh.out",
+        "cell: id=sh.out: use letters, digits, - and _"),
+    "an option that is not right": (
+        "::: option right\n`\"Hello, Bo.\"`", "::: option correct\n`\"Hello, Bo.\"`",
+        "'::: option': unknown option 'correct' (options: right)"),
+    "a check with options": (
+        ":::: check\nWhat does", ":::: check hard\nWhat does",
+        "':::: check': unknown option 'hard' (options: no options)"),
+    "a figure without src": (
+        "::: figure src=figures/01-1-hello.svg", "::: figure",
+        "'::: figure': needs src= ('::: figure src=figures/<file>.svg')"),
+    "a figure outside figures/": (
+        "::: figure src=figures/01-1-hello.svg", "::: figure src=../01-1-hello.svg",
+        "'::: figure': src=../01-1-hello.svg: a path inside the page's folder"),
+    "a figure under another folder": (
+        "::: figure src=figures/01-1-hello.svg", "::: figure src=pictures/01-1-hello.svg",
+        "'::: figure': src=pictures/01-1-hello.svg: must be under figures/"),
+    "an aside without a title": (
+        "::: aside Why a full stop", "::: aside",
+        "'::: aside': needs its title: '::: aside <Title>'"),
+    "a lab without its number": (
+        "::::: lab 2", "::::: lab",
+        "'::::: lab': needs its number: '::: lab 1'"),
+    "a lab whose number is a word": (
+        "::::: lab 2", "::::: lab two",
+        "'::::: lab': number=two: not a whole number"),
+    "a side quest without its page": (
+        "::: sidequest S1", "::: sidequest",
+        "'::: sidequest': needs its page: '::: sidequest S2'"),
+    "a part with options": (
+        "::: explain\n", "::: explain more\n",
+        "'::: explain': unknown option 'more' (options: no options)"),
+}
+
+
+@pytest.mark.parametrize("rule", OPTION_BREAKS)
+def test_a_bad_option_stops_at_its_line_with_its_name(book, tmp_path, rule):
+    old, new, message = OPTION_BREAKS[rule]
+    change(book, old, new)
+    lines = (book / LESSON).read_text().splitlines()
+    line = lines.index(new.split("\n")[0]) + 1
+    assert fails(book, tmp_path) == f"{LESSON}:{line}: {message}"
+
+
+def test_every_directive_declares_its_options():
+    """A directive added without thinking about its options gets none: NONE, never a free pass."""
+    from builder import directives, options
+    for entry in directives.REGISTRY.values():
+        assert isinstance(entry.options, options.Schema), entry.name
+
+
+def test_the_default_timeout_is_one_number_for_the_build_and_the_page(site):
+    from builder import options
+    cell = dom(site / "lesson-01.html").find("div", "cell", data_cell="1-1")
+    assert float(cell.attrs["data-timeout"]) == options.DEFAULT_TIMEOUT
+
+
 # -- the book's rules (builder/rules.py): each one stops a page that breaks it at its line ------
 
 RULE_BREAKS = {
