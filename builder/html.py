@@ -159,7 +159,7 @@ def _cell(token: Token, page: PageContext) -> str:
     return page.templates.get_template("parts/cell.html").render(
         cell=cell, lesson=page.page.number, output=output,
         code=Markup(highlight(cell.source, "python")),
-        data=Markup(script_json({"source": cell.source, "output": output})))
+        data=Markup(script_json({"source": cell.source})))
 
 
 def _link_open(self, tokens, idx, options, env) -> str:

@@ -4,7 +4,6 @@
 // A stopped or crashed worker is replaced by a fresh one, so the next run always works.
 import { showStatus } from "./status.js";
 
-export const OUTPUT_CAP = 200_000;
 export const DEFAULT_TIMEOUT = 10;
 const GRACE_MS = 700; // how long an interrupted run may take to unwind before the worker is ended
 const SIGINT = 2;

@@ -47,9 +47,40 @@ def test_a_flood_of_output_is_capped_with_a_line_saying_so(page, fixture_url):
     output = run_cell(page, "99-6")
     assert output.startswith("line 0\nline 1\n")
     shown, note = output[:200_000], output[200_000:]
-    assert len(shown) == 200_000 and OUTPUT_NOTE in note
+    printed = sum(len(f"line {i}\n") for i in range(100_000))
+    assert len(shown) == 200_000
+    assert note == f"\n{OUTPUT_NOTE}{printed - 200_000:,} more were not kept.]\n"
     # The page was not flooded: a message at most every 25 ms, not one per print.
     assert page.locator("#cell-99-6 .cell-output").evaluate("node => node.childNodes.length") < 2000
+
+
+WASM_HEAP = "import pyodide_js\nprint(pyodide_js._module.HEAPU8.length)\n"
+FLOOD_100_MB = "import sys\nline = 'x' * 999_999 + '\\n'\nfor _ in range(100):\n    sys.stdout.write(line)\n"
+
+
+def test_a_cell_printing_100_mb_stays_within_bounded_memory_and_the_page_responsive(page, fixture_url):
+    """100 MB printed: Python's heap (wasm memory, which only ever grows, so its size after is
+    the high-water mark) grows by less than BOUND, the page gets the capped head and the note,
+    and the page's main thread has no task over half a second while it happens."""
+    bound = 16 * 1024 * 1024
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    page.evaluate("""() => {
+        window.longestTask = 0;
+        new PerformanceObserver((list) => {
+            for (const entry of list.getEntries()) window.longestTask = Math.max(window.longestTask, entry.duration);
+        }).observe({ type: "longtask" });
+    }""")
+    rewrite_cell(page, "99-6", WASM_HEAP)
+    before = int(run_cell(page, "99-6"))
+    rewrite_cell(page, "99-6", FLOOD_100_MB)
+    output = run_cell(page, "99-6")
+    assert output == "x" * 200_000 + f"\n{OUTPUT_NOTE}{100_000_000 - 200_000:,} more were not kept.]\n"
+    assert page.locator("#cell-99-6").get_attribute("data-state") == "done"
+    rewrite_cell(page, "99-6", WASM_HEAP)
+    after = int(run_cell(page, "99-6"))
+    assert after - before < bound, f"Python's heap grew {(after - before) / 2**20:.1f} MB"
+    assert page.evaluate("window.longestTask") < 500
 
 
 def test_every_cell_of_every_page_prints_the_same_after_a_plain_boot(profiles, site_dir, tmp_path):
