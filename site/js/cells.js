@@ -5,6 +5,7 @@ import { request, stop, DEFAULT_TIMEOUT } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText, onChange } from "./storage.js";
 import { button } from "./dom.js";
+import { labKey } from "./names.js";
 
 // The name cellrun gives the cell in tracebacks; the build uses the same default.
 const CELL_NAME = "cell";
@@ -103,7 +104,7 @@ class Cell {
   }
 
   labKey() {
-    return `${this.lesson}-${this.lab}`;
+    return labKey(this.lesson, this.lab);
   }
 
   makeSwitch() {

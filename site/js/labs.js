@@ -4,6 +4,7 @@
 import { request } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
+import { labKey } from "./names.js";
 import { makeZip, download } from "./zip.js";
 import { button, element } from "./dom.js";
 
@@ -22,7 +23,7 @@ class Lab {
     const data = JSON.parse(section.querySelector(".lab-data").textContent);
     this.lesson = Number(data.lesson);
     this.number = Number(data.lab);
-    this.key = `${this.lesson}-${this.number}`;
+    this.key = labKey(this.lesson, this.number);
     this.tests = data.tests;
     this.code = section.querySelector(".lab-starting");
     this.starting = this.code.textContent;    // the starting file is on the page once: here
