@@ -14,6 +14,7 @@ from typing import Callable
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from .code import highlight, script_json
 from .model import Check, Figure, Lab, Option, Prompt, fold
 from .options import NONE, Int, Path, Schema, Value, Words
 
@@ -35,10 +36,16 @@ class Directive:
         return f"parts/{self.name}.html" if self.context else None
 
 
+def kids(token: Token, name: str) -> list[Token]:
+    """The parts `::: name` directly inside `token`: what the parser checks and what the
+    partials draw, found by this one function."""
+    return [t for t in token.children if t.type == "directive" and t.info == name]
+
+
 # -- what the parser checks (and records in the page model) ---------------------------------
 
 def check_check(checker, token: Token, params: str, line: int) -> None:
-    options = checker.parts(token, "option")
+    options = kids(token, "option")
     right = [o for o in options if checker.options(o)["right"]]
     if len(options) < 2:
         checker.fail(line, f"a check needs at least two options; this one has {len(options)}")
@@ -46,13 +53,13 @@ def check_check(checker, token: Token, params: str, line: int) -> None:
         checker.fail(line, f"a check needs exactly one right option; this one has {len(right)}")
     if not token.children or token.children[0].type == "directive":
         checker.fail(line, "a check starts with its question, before the first option")
-    if len(checker.parts(token, "explain")) > 1:
+    if len(kids(token, "explain")) > 1:
         checker.fail(line, "a check has one '::: explain'")
     for option in options:
-        kids = option.children
-        if not kids or kids[0].type != "paragraph_open":
+        inside = option.children
+        if not inside or inside[0].type != "paragraph_open":
             checker.fail(option.map[0] + 1, "an option starts with a paragraph: the option itself")
-    explain = checker.parts(token, "explain")
+    explain = kids(token, "explain")
     checker.source.model.checks.append(Check(
         number=checker.question(token, "check"), line=line,
         question=checker.inside(token, checker.first_part(token)),
@@ -64,31 +71,31 @@ def check_check(checker, token: Token, params: str, line: int) -> None:
 def check_prompt(checker, token: Token, params: str, line: int) -> None:
     if not token.children or token.children[0].type == "directive":
         checker.fail(line, "a prompt starts with its question")
-    if len(checker.parts(token, "answer")) != 1:
+    if len(kids(token, "answer")) != 1:
         checker.fail(line, "a prompt needs exactly one '::: answer'")
-    misses = checker.parts(token, "misses")
+    misses = kids(token, "misses")
     checker.source.model.prompts.append(Prompt(
         number=checker.question(token, "prompt"), line=line,
         question=checker.inside(token, checker.first_part(token)), hints=checker.hints(token),
-        answer=checker.inside(checker.parts(token, "answer")[0]),
+        answer=checker.inside(kids(token, "answer")[0]),
         misses=checker.inside(misses[0]) if misses else ""))
 
 def check_figure(checker, token: Token, params: str, line: int) -> None:
     src = checker.options(token)["src"]
     if not (checker.project.room(checker.source.page) / src).is_file():
         checker.fail(line, f"figure file lessons/{checker.source.page.folder}/{src} does not exist")
-    kids = token.children
-    if len(kids) < 2 or kids[0].type != "paragraph_open" or not kids[1].content.startswith("alt:"):
+    inside = token.children
+    if len(inside) < 2 or inside[0].type != "paragraph_open" or not inside[1].content.startswith("alt:"):
         checker.fail(line, "a figure starts with a paragraph 'alt: <what the figure shows>'")
-    if not kids[1].content[4:].strip():
+    if not inside[1].content[4:].strip():
         checker.fail(line, "the figure's alt text is empty")
     checker.counts["figure"] += 1
     token.meta["number"] = checker.counts["figure"]
     token.meta["src"] = src
     checker.source.figures.append(src)
     checker.source.model.figures.append(Figure(
-        number=checker.counts["figure"], line=line, src=src, alt=kids[1].content[4:].strip(),
-        caption=checker.raw(kids[0].map[1], token.map[1])))
+        number=checker.counts["figure"], line=line, src=src, alt=inside[1].content[4:].strip(),
+        caption=checker.raw(inside[0].map[1], token.map[1])))
 
 def check_side_by_side(checker, token: Token, params: str, line: int) -> None:
     fences = [t for t in token.children if t.type == "fence"]
@@ -108,8 +115,8 @@ def check_lab(checker, token: Token, params: str, line: int) -> None:
         checker.fail(line, f"lab {number} comes before lab {len(checker.source.labs) + 1}")
     token.meta["number"] = number
     checker.source.labs[number] = token
-    hints = checker.parts(token, "hints")
-    done = checker.parts(token, "done")
+    hints = kids(token, "hints")
+    done = kids(token, "done")
     checker.source.model.labs.append(Lab(
         number=number, line=line, title=page.labs[number - 1],
         spec=checker.inside(token, checker.first_part(token)),
@@ -142,10 +149,6 @@ def check_sidequest(checker, token: Token, params: str, line: int) -> None:
 
 
 # -- what the partials are given --------------------------------------------------------------
-
-def kids(token: Token, name: str) -> list[Token]:
-    return [t for t in token.children if t.type == "directive" and t.info == name]
-
 
 def _before_first_directive(tokens: list[Token]) -> list[Token]:
     out = []
@@ -256,8 +259,6 @@ def diff_rows(lines: list[str]) -> list[dict]:
 
 
 def draw_lab(token: Token, render: Render, page) -> dict:
-    from .html import highlight, script_json
-
     lab = page.labs[token.meta["number"]]
     lesson = page.page.number
     data = {"tests": lab.tests_path, "lesson": lesson, "lab": lab.number, "point": lab.point,

@@ -108,3 +108,20 @@ class PageModel:
     card: set[str] = field(default_factory=set)      # the closing card's parts it has
     links: list[str] = field(default_factory=list)   # page ids it links to (lesson:ID)
     side_by_side: list[tuple[str, str]] = field(default_factory=list)   # the two code blocks
+
+
+@dataclass
+class LabView:
+    """Everything a lab section shows that does not come from its source: what the labs stage
+    (labs.py) works out from stages.py and lab_check, for the lab's partial to draw."""
+
+    number: int
+    point: str
+    title: str
+    starting: str
+    diff: list[str]
+    changes_title: str              # "What changed since lesson 10" / "... since the previous lab"
+    tests: list[tuple[str, str]]    # (test id "Lab1.test_x", sentence)
+    tests_path: str                 # "py/tests/lesson11.py"
+    download: str                   # "downloads/lesson-11/"
+    file_name: str                  # "harness.py" or "harness-lab2.py"

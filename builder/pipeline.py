@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, course as course_stage, html, names, offline, rules, search, source as source_stage, tau, wrong
+from . import cells, code, course as course_stage, names, offline, rules, search, source as source_stage, tau, wrong
 from .labs import Labs
 from .project import Project
 from .render import Renderer
@@ -38,7 +38,7 @@ class Report:
 
 def _static(project: Project) -> dict[str, Content]:
     """The stylesheets and scripts, and the Pygments stylesheet, under assets/."""
-    files: dict[str, Content] = {"assets/css/code.css": html.code_stylesheet(),
+    files: dict[str, Content] = {"assets/css/code.css": code.code_stylesheet(),
                                  names.JS_MODULE: names.js_module()}
     for folder, target in ((project.site / "css", "assets/css/"), (project.site / "js", "assets/js/")):
         for path in sorted(folder.rglob("*")):

@@ -124,7 +124,7 @@ class _Checker:
 
     def hints(self, token: Token) -> list[Hint]:
         return [Hint(title=self.options(h)["title"] or "", text=self.inside(h), line=h.map[0] + 1)
-                for h in self.parts(token, "hint")]
+                for h in directives.kids(token, "hint")]
 
     def question(self, token: Token, kind: str) -> int:
         """Number a check or prompt in reading order; a cell marked `answers` after it points here."""
@@ -193,9 +193,6 @@ class _Checker:
                 or (parent is not None and end >= parent.map[1])):
             self.fail(line, f"'{token.markup} {token.info}' is never closed (a line "
                             f"'{token.markup}' ends it)")
-
-    def parts(self, token: Token, name: str) -> list[Token]:
-        return directives.kids(token, name)
 
     def options(self, token: Token) -> dict:
         """A directive's options, read through its schema once (kept in its meta); a bad one
