@@ -78,7 +78,8 @@ def check_prompt(checker, token: Token, params: str, line: int) -> None:
         number=checker.question(token, "prompt"), line=line,
         question=checker.inside(token, checker.first_part(token)), hints=checker.hints(token),
         answer=checker.inside(kids(token, "answer")[0]),
-        misses=checker.inside(misses[0]) if misses else ""))
+        misses=checker.inside(misses[0]) if misses else "",
+        misses_lines=[m.map[0] + 1 for m in misses]))
 
 def check_figure(checker, token: Token, params: str, line: int) -> None:
     src = checker.options(token)["src"]

@@ -50,7 +50,8 @@ class Prompt:
     question: str
     hints: list[Hint]
     answer: str
-    misses: str
+    misses: str                    # the first '::: misses' (the common answers)
+    misses_lines: list[int] = field(default_factory=list)   # the line of each '::: misses'
 
 
 @dataclass
