@@ -117,7 +117,8 @@ class Cell {
     group.append("Run with: ", this.mineButton, this.bookButton);
     this.switch = group;
     this.refreshSwitch();
-    onChange((section, id) => { if (section === "labs" && id === this.labKey()) this.refreshSwitch(); });
+    // "all": an import replaced every entry (storage.js replaceAll), this lab's among them.
+    onChange((section, id) => { if (section === "all" || (section === "labs" && id === this.labKey())) this.refreshSwitch(); });
     return group;
   }
 
