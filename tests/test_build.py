@@ -661,6 +661,47 @@ def test_a_bad_option_stops_at_its_line_with_its_name(book, tmp_path, rule):
     assert fails(book, tmp_path) == f"{LESSON}:{line}: {message}"
 
 
+# -- numbering: a pass of its own, after every part is read (builder/source.py, number) -----------
+
+def test_two_cells_with_one_id_stop_at_the_second(book, tmp_path):
+    change(book, "```python cell raises\nimport harness", "```python cell raises id=shout\nimport harness")
+    line = line_of(book, "```python cell raises id=shout")
+    assert fails(book, tmp_path) == f"{LESSON}:{line}: two cells have the id 1-shout"
+
+
+def test_a_lab_given_twice_stops_at_the_second(book, tmp_path):
+    change(book, "::::: lab 2", "::::: lab 1")
+    lines = (book / LESSON).read_text().splitlines()
+    second = [n for n, text in enumerate(lines, 1) if text == "::::: lab 1"][1]
+    assert fails(book, tmp_path) == f"{LESSON}:{second}: lab 1 appears twice"
+
+
+def test_labs_out_of_order_stop_at_the_first(book, tmp_path):
+    change(book, "::::: lab 1", "::::: lab 9")
+    change(book, "::::: lab 2", "::::: lab 1")
+    change(book, "::::: lab 9", "::::: lab 2")
+    line = line_of(book, "::::: lab 2")
+    assert fails(book, tmp_path) == f"{LESSON}:{line}: lab 2 comes before lab 1"
+
+
+def test_a_cell_that_answers_before_any_question_stops_at_its_line(book, tmp_path):
+    change(book, "```python cell\nimport harness\nprint(harness.greet", "```python cell answers\nimport harness\nprint(harness.greet")
+    line = line_of(book, "```python cell answers")
+    assert fails(book, tmp_path) == (f"{LESSON}:{line}: a cell that answers comes after the check "
+                                     f"or prompt it answers")
+
+
+def test_numbers_and_ids_follow_reading_order(site):
+    from builder import course as course_stage, source as source_stage
+    project = Project.at(FIXTURE)
+    course = course_stage.load(project)
+    parsed = source_stage.parse(project, course, course.page("01"))
+    assert [c.number for c in parsed.model.checks] == [1]
+    assert [f.number for f in parsed.model.figures] == [1]
+    assert [c.id for c in parsed.cells] == ["1-1", "1-shout", "1-3", "1-4"]
+    assert parsed.figures == ["figures/01-1-hello.svg"] and sorted(parsed.labs) == [1, 2]
+
+
 def test_every_directive_declares_its_options():
     """A directive added without thinking about its options gets none: NONE, never a free pass."""
     from builder import directives, options
