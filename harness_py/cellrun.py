@@ -51,10 +51,10 @@ class _Stream(io.TextIOBase):
     The callback is given only what is kept. The traceback a cell ends in is kept whatever the
     cap (`end`), after the note, so a flood never hides why a cell failed."""
 
-    def __init__(self, write: Callable[[str], object] | None, cap: int = OUTPUT_CAP) -> None:
+    def __init__(self, write: Callable[[str], object] | None, cap: int | None = None) -> None:
         self.parts: list[str] = []
         self.callback = write
-        self.cap = cap
+        self.cap = OUTPUT_CAP if cap is None else cap
         self.kept = 0
         self.dropped = 0
         self.tail = ""
