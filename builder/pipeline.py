@@ -88,6 +88,7 @@ def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
         rules.check(parsed, project.room(page), missing)
         for citation in parsed.model.citations:
             cited.setdefault(citation.ref, []).append((parsed.rel, citation.line))
+    rules.check_book(sources.values(), project.rel(course.path))
     lock = tau.lock_path(project.lessons)
     tau.check(tau.read(project.lessons), course.tau_commit, cited, project.rel(lock))
 

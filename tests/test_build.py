@@ -736,6 +736,11 @@ RULE_BREAKS = {
     "a lab whose last hint is not nearly the code": (
         "::: hint Nearly the code\n`text.upper()", "::: hint Closer\n`text.upper()", "::: hint Closer",
         "lab 2: the last hint is titled 'Nearly the code' (today: 'Closer')"),
+    "a prompt with a second list of common answers": (
+        "::: misses\n- \"`greet(shout(\"Ada\"))`.\" That shouts only the name.\n:::\n",
+        "::: misses\n- \"`greet(shout(\"Ada\"))`.\" That shouts only the name.\n:::\n\n"
+        "::: misses\n- \"`shout(greet)`.\" That passes the function, not its result.\n:::\n",
+        "- \"`shout(greet)`.\"", "prompt 1 has a second '::: misses'"),
     "a cell with no declared output": (
         "```output\nto stdout\nto stderr\n```\n", "", "```python cell timeout=5 lab=2",
         "cell 1-4 declares no ```output"),
@@ -746,7 +751,7 @@ RULE_BREAKS = {
 def test_a_page_breaking_a_rule_stops_at_its_line(book, tmp_path, rule):
     old, new, at, message = RULE_BREAKS[rule]
     change(book, old, new)
-    line = line_of(book, at) - (1 if at.startswith(("What does", "Write", "Nothing")) else 0)
+    line = line_of(book, at) - (1 if at.startswith(("What does", "Write", "Nothing", "- ")) else 0)
     assert fails(book, tmp_path).startswith(f"{LESSON}:{line}: {message}")
 
 
@@ -843,3 +848,17 @@ def test_cite_reads_the_pinned_commit_of_a_tau_repository(book, tmp_path):
     done = subprocess.run([sys.executable, "build.py", "--root", str(book), "cite", "--tau", str(repo)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "README.md:1-9: the file has 2 lines" in done.stderr
+
+
+def test_a_book_whose_right_answers_sit_in_one_position_stops_with_the_position_table(book, tmp_path):
+    """The rule about the whole book (rules.check_book): 24 more checks, each right in second place."""
+    one = ":::: check\nWhich one?\n\n" + "".join(
+        f"::: option{' right' if n == 2 else ''}\nOption {n}\n\nBecause.\n:::\n\n" for n in (1, 2, 3)) + "::::\n"
+    page = book / LESSON
+    page.write_text(page.read_text() + "\n" + "\n".join([one] * 24))
+    message = fails(book, tmp_path)
+    head, _, table = message.partition("\n")
+    assert head.startswith("lessons/course.yaml: right answers are lopsided across the book's 25 "
+                           "checks: the right option is in position 1 in none of 25 checks")
+    assert "position 2 far more often than chance (25 of 25 checks, 8.3 by chance)" in head
+    assert [row.split() for row in table.splitlines()][1] == ["position", "1", "25", "0", "8.3"]
