@@ -1,8 +1,9 @@
 """The registry of directives: every `::: name` the lesson dialect knows, in one place.
 
 Each kind declares where it may appear (`parents`), whether it holds only its own parts
-(`closed`), what the parser checks when it meets one (`check`, called with the page's checker
-from builder/source.py, which also fills the page model), and how it is drawn: the jinja
+(`closed`), the schema of its options (`options`), how the parser reads it (`parse`: from its
+tokens to its typed node of the page model, checking what an author can get wrong), and how it is
+drawn: the jinja
 partial `site/templates/parts/<name>.html`, filled by `context`. A part drawn by its parent (an
 option, a hint, a card's parts) has no template. Adding a directive is adding an entry here and,
 if it draws itself, its partial."""
@@ -14,8 +15,9 @@ from typing import Callable
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from . import markup
-from .model import Check, Figure, Lab, Option, Prompt, fold
+from .code import highlight, script_json
+from .model import Capabilities, Check, Figure, Lab, Option, Prompt, SideBySide, fold
+from .options import NONE, Int, Path, Schema, Value, Words
 
 ANYWHERE = None
 Render = Callable[[list[Token]], str]
@@ -26,136 +28,129 @@ class Directive:
     name: str
     parents: frozenset[str] | None = ANYWHERE   # ANYWHERE: anywhere but inside a closed one
     closed: bool = False            # holds only its own parts (and prose)
-    check: Callable | None = None   # (checker, token, params, line) -> None; fails the build
+    parse: Callable | None = None   # (reader, token, line) -> its node of the page model, or
+                                    # None; fails the build on a bad source
     context: Callable | None = None  # (token, render, page) -> dict for parts/<name>.html
+    options: Schema = NONE          # what its line may say after the name (builder/options.py)
 
     @property
     def template(self) -> str | None:
         return f"parts/{self.name}.html" if self.context else None
 
 
-# -- what the parser checks (and records in the page model) ---------------------------------
+def kids(token: Token, name: str) -> list[Token]:
+    """The parts `::: name` directly inside `token`: what the parser checks and what the
+    partials draw, found by this one function."""
+    return [t for t in token.children if t.type == "directive" and t.info == name]
 
-def check_check(checker, token: Token, params: str, line: int) -> None:
-    options = checker.parts(token, "option")
-    right = [o for o in options if "right" in o.meta["params"].split()]
+
+# -- what the parser reads: a pure parse from a directive's tokens to its node -----------------
+#
+# Each takes the page's reader (builder/source.py's _Checker: `fail`, the source text, the
+# options of any token, the project and course) and returns the directive's typed node of the
+# page model, or None when it adds nothing to the model. None writes anything: the walker keeps
+# the node (PageModel.add), and numbering is a pass of its own (source.number).
+
+def parse_check(reader, token: Token, line: int) -> Check:
+    options = kids(token, "option")
+    right = [o for o in options if reader.options(o)["right"]]
     if len(options) < 2:
-        checker.fail(line, f"a check needs at least two options; this one has {len(options)}")
+        reader.fail(line, f"a check needs at least two options; this one has {len(options)}")
     if len(right) != 1:
-        checker.fail(line, f"a check needs exactly one right option; this one has {len(right)}")
+        reader.fail(line, f"a check needs exactly one right option; this one has {len(right)}")
     if not token.children or token.children[0].type == "directive":
-        checker.fail(line, "a check starts with its question, before the first option")
-    if len(checker.parts(token, "explain")) > 1:
-        checker.fail(line, "a check has one '::: explain'")
+        reader.fail(line, "a check starts with its question, before the first option")
+    if len(kids(token, "explain")) > 1:
+        reader.fail(line, "a check has one '::: explain'")
     for option in options:
-        kids = option.children
-        if not kids or kids[0].type != "paragraph_open":
-            checker.fail(option.map[0] + 1, "an option starts with a paragraph: the option itself")
-        extra = set(option.meta["params"].split()) - {"right"}
-        if extra:
-            checker.fail(option.map[0] + 1, f"an option takes only 'right', not {sorted(extra)}")
-    explain = checker.parts(token, "explain")
-    checker.source.model.checks.append(Check(
-        number=checker.question(token, "check"), line=line,
-        question=checker.inside(token, checker.first_part(token)),
-        options=[Option(text=fold(o.children[1].content), right="right" in o.meta["params"].split(),
-                        explanation=checker.raw(o.children[0].map[1], o.map[1]),
+        inside = option.children
+        if not inside or inside[0].type != "paragraph_open":
+            reader.fail(option.map[0] + 1, "an option starts with a paragraph: the option itself")
+    explain = kids(token, "explain")
+    return Check(
+        number=0, line=line, question=reader.inside(token, reader.first_part(token)),
+        options=[Option(text=fold(o.children[1].content), right=reader.options(o)["right"],
+                        explanation=reader.raw(o.children[0].map[1], o.map[1]),
                         line=o.map[0] + 1) for o in options],
-        explain=checker.inside(explain[0]) if explain else ""))
+        explain=reader.inside(explain[0]) if explain else "")
 
-def check_prompt(checker, token: Token, params: str, line: int) -> None:
+
+def parse_prompt(reader, token: Token, line: int) -> Prompt:
     if not token.children or token.children[0].type == "directive":
-        checker.fail(line, "a prompt starts with its question")
-    if len(checker.parts(token, "answer")) != 1:
-        checker.fail(line, "a prompt needs exactly one '::: answer'")
-    misses = checker.parts(token, "misses")
-    checker.source.model.prompts.append(Prompt(
-        number=checker.question(token, "prompt"), line=line,
-        question=checker.inside(token, checker.first_part(token)), hints=checker.hints(token),
-        answer=checker.inside(checker.parts(token, "answer")[0]),
-        misses=checker.inside(misses[0]) if misses else ""))
+        reader.fail(line, "a prompt starts with its question")
+    if len(kids(token, "answer")) != 1:
+        reader.fail(line, "a prompt needs exactly one '::: answer'")
+    misses = kids(token, "misses")
+    return Prompt(
+        number=0, line=line, question=reader.inside(token, reader.first_part(token)),
+        hints=reader.hints(token), answer=reader.inside(kids(token, "answer")[0]),
+        misses=reader.inside(misses[0]) if misses else "",
+        misses_lines=[m.map[0] + 1 for m in misses])
 
-def check_figure(checker, token: Token, params: str, line: int) -> None:
-    _, values = markup.key_values(params)
-    src = values.get("src")
-    if not src:
-        checker.fail(line, "a figure needs src=figures/<file>.svg")
-    if not src.startswith("figures/") or not (checker.project.room(checker.source.page) / src).is_file():
-        checker.fail(line, f"figure file lessons/{checker.source.page.folder}/{src} does not exist")
-    kids = token.children
-    if len(kids) < 2 or kids[0].type != "paragraph_open" or not kids[1].content.startswith("alt:"):
-        checker.fail(line, "a figure starts with a paragraph 'alt: <what the figure shows>'")
-    if not kids[1].content[4:].strip():
-        checker.fail(line, "the figure's alt text is empty")
-    checker.counts["figure"] += 1
-    token.meta["number"] = checker.counts["figure"]
-    token.meta["src"] = src
-    checker.source.figures.append(src)
-    checker.source.model.figures.append(Figure(
-        number=checker.counts["figure"], line=line, src=src, alt=kids[1].content[4:].strip(),
-        caption=checker.raw(kids[0].map[1], token.map[1])))
 
-def check_aside(checker, token: Token, params: str, line: int) -> None:
-    if not params:
-        checker.fail(line, "an aside needs a title: '::: aside <Title>'")
+def parse_figure(reader, token: Token, line: int) -> Figure:
+    src = reader.options(token)["src"]
+    if not (reader.project.room(reader.source.page) / src).is_file():
+        reader.fail(line, f"figure file lessons/{reader.source.page.folder}/{src} does not exist")
+    inside = token.children
+    if len(inside) < 2 or inside[0].type != "paragraph_open" or not inside[1].content.startswith("alt:"):
+        reader.fail(line, "a figure starts with a paragraph 'alt: <what the figure shows>'")
+    if not inside[1].content[4:].strip():
+        reader.fail(line, "the figure's alt text is empty")
+    return Figure(number=0, line=line, src=src, alt=inside[1].content[4:].strip(),
+                  caption=reader.raw(inside[0].map[1], token.map[1]))
 
-def check_side_by_side(checker, token: Token, params: str, line: int) -> None:
+
+def parse_side_by_side(reader, token: Token, line: int) -> SideBySide:
     fences = [t for t in token.children if t.type == "fence"]
     if len(fences) != 2:
-        checker.fail(line, f"a side-by-side holds two code blocks; this one has {len(fences)}")
-    checker.source.model.side_by_side.append((fences[0].content, fences[1].content))
+        reader.fail(line, f"a side-by-side holds two code blocks; this one has {len(fences)}")
+    return SideBySide(fences[0].content, fences[1].content)
 
-def check_lab(checker, token: Token, params: str, line: int) -> None:
-    page = checker.source.page
-    if not params.isdigit():
-        checker.fail(line, "a lab needs its number: '::: lab 1'")
-    number = int(params)
+
+def parse_lab(reader, token: Token, line: int) -> Lab:
+    """A lab's number is its own (`::: lab 2`); that the labs come once each and in order is
+    the numbering pass's to check, as it sees them all."""
+    page = reader.source.page
+    number = reader.options(token)["number"]
     if not 1 <= number <= len(page.labs):
-        checker.fail(line, f"lab {number}: course.yaml gives page {page.id} "
-                        f"{len(page.labs)} lab{'s' if len(page.labs) != 1 else ''}")
-    if number in checker.source.labs:
-        checker.fail(line, f"lab {number} appears twice")
-    if number != len(checker.source.labs) + 1:
-        checker.fail(line, f"lab {number} comes before lab {len(checker.source.labs) + 1}")
-    token.meta["number"] = number
-    checker.source.labs[number] = token
-    hints = checker.parts(token, "hints")
-    done = checker.parts(token, "done")
-    checker.source.model.labs.append(Lab(
-        number=number, line=line, title=page.labs[number - 1],
-        spec=checker.inside(token, checker.first_part(token)),
-        hints=checker.hints(hints[0]) if hints else [],
-        done=checker.inside(done[0]) if done else ""))
+        reader.fail(line, f"lab {number}: course.yaml gives page {page.id} "
+                          f"{len(page.labs)} lab{'s' if len(page.labs) != 1 else ''}")
+    hints = kids(token, "hints")
+    done = kids(token, "done")
+    return Lab(number=number, line=line, title=page.labs[number - 1],
+               spec=reader.inside(token, reader.first_part(token)),
+               hints=reader.hints(hints[0]) if hints else [],
+               done=reader.inside(done[0]) if done else "")
 
-def check_capabilities(checker, token: Token, params: str, line: int) -> None:
+
+def parse_capabilities(reader, token: Token, line: int) -> Capabilities:
     """The checklist is course.yaml's capabilities of every lesson up to this one: written out
     in the source it must say exactly that; left empty, the renderer fills it in."""
-    expected = checker.course.capabilities(checker.source.page)
-    checker.source.model.capabilities = True
+    expected = reader.course.capabilities(reader.source.page)
     items = [t for t in token.children if t.type == "inline"]
     if not token.children:
-        return
+        return Capabilities(line=line)
     if not any(t.type == "bullet_list_open" for t in token.children):
-        checker.fail(line, "a capability checklist is a Markdown list (or empty: course.yaml fills it)")
+        reader.fail(line, "a capability checklist is a Markdown list (or empty: course.yaml fills it)")
     for n, (item, want) in enumerate(zip(items, expected), 1):
         if item.content.strip() != want:
-            checker.fail(item.map[0] + 1, f"capability {n} says {item.content.strip()!r}; "
-                                       f"course.yaml says {want!r}")
+            reader.fail(item.map[0] + 1, f"capability {n} says {item.content.strip()!r}; "
+                                         f"course.yaml says {want!r}")
     if len(items) != len(expected):
-        checker.fail(line, f"the capability checklist has {len(items)} items; course.yaml gives "
-                        f"{len(expected)} up to lesson {checker.source.page.id}")
+        reader.fail(line, f"the capability checklist has {len(items)} items; course.yaml gives "
+                          f"{len(expected)} up to lesson {reader.source.page.id}")
+    return Capabilities(line=line)
 
-def check_sidequest(checker, token: Token, params: str, line: int) -> None:
-    target = checker.course.page(params)
+
+def parse_sidequest(reader, token: Token, line: int) -> None:
+    quest = reader.options(token)["page"]
+    target = reader.course.page(quest)
     if target is None or target.kind != "side-quest":
-        checker.fail(line, f"side quest {params!r} is not a side quest in course.yaml")
+        reader.fail(line, f"side quest {quest!r} is not a side quest in course.yaml")
 
 
 # -- what the partials are given --------------------------------------------------------------
-
-def kids(token: Token, name: str) -> list[Token]:
-    return [t for t in token.children if t.type == "directive" and t.info == name]
-
 
 def _before_first_directive(tokens: list[Token]) -> list[Token]:
     out = []
@@ -177,22 +172,22 @@ def _html(render: Render, tokens: list[Token]) -> Markup:
 
 
 def _hint_items(hints: list[Token], render: Render) -> list[dict]:
-    return [{"title": h.meta["params"], "body": _html(render, h.children)} for h in hints]
+    return [{"title": h.meta["options"]["title"] or "", "body": _html(render, h.children)} for h in hints]
 
 
 def draw_check(token: Token, render: Render, page) -> dict:
     options = []
     for option in kids(token, "option"):
         text, rest = _first_paragraph(option.children)
-        options.append({"right": "right" in option.meta["params"].split(),
+        options.append({"right": option.meta["options"]["right"],
                         "text": _html(render, text), "rest": _html(render, rest)})
-    return {"id": f"{page.prefix}-{token.meta['number']}", "options": options,
+    return {"id": f"{page.prefix}-{token.meta['node'].number}", "options": options,
             "question": _html(render, _before_first_directive(token.children)),
             "explain": [_html(render, e.children) for e in kids(token, "explain")]}
 
 
 def draw_prompt(token: Token, render: Render, page) -> dict:
-    return {"id": f"{page.prefix}-{token.meta['number']}",
+    return {"id": f"{page.prefix}-{token.meta['node'].number}",
             "question": _html(render, _before_first_directive(token.children)),
             "hint_items": _hint_items(kids(token, "hint"), render),
             "answer": [_html(render, a.children) for a in kids(token, "answer")],
@@ -200,13 +195,14 @@ def draw_prompt(token: Token, render: Render, page) -> dict:
 
 
 def draw_figure(token: Token, render: Render, page) -> dict:
-    return {"prefix": page.prefix, "number": token.meta["number"],
-            "src": "assets/" + token.meta["src"], "alt": token.children[1].content[4:].strip(),
+    figure = token.meta["node"]
+    return {"prefix": page.prefix, "number": figure.number,
+            "src": "assets/" + figure.src, "alt": figure.alt,
             "caption": _html(render, token.children[3:])}
 
 
 def draw_body(token: Token, render: Render, page) -> dict:
-    return {"body": _html(render, token.children), "title": token.meta["params"]}
+    return {"body": _html(render, token.children), "title": token.meta["options"]["title"] or ""}
 
 
 def draw_side_by_side(token: Token, render: Render, page) -> dict:
@@ -237,7 +233,7 @@ def draw_card(token: Token, render: Render, page) -> dict:
 
 
 def draw_sidequest(token: Token, render: Render, page) -> dict:
-    return {"quest": page.course.page(token.meta["params"]), "body": _html(render, token.children)}
+    return {"quest": page.course.page(token.meta["options"]["page"]), "body": _html(render, token.children)}
 
 
 def diff_rows(lines: list[str]) -> list[dict]:
@@ -266,9 +262,7 @@ def diff_rows(lines: list[str]) -> list[dict]:
 
 
 def draw_lab(token: Token, render: Render, page) -> dict:
-    from .html import highlight, script_json
-
-    lab = page.labs[token.meta["number"]]
+    lab = page.labs[token.meta["node"].number]
     lesson = page.page.number
     data = {"tests": lab.tests_path, "lesson": lesson, "lab": lab.number, "point": lab.point,
             "file": lab.file_name, "download": lab.download}
@@ -283,24 +277,33 @@ def draw_lab(token: Token, render: Render, page) -> dict:
 
 # -- the registry ---------------------------------------------------------------------------
 
-def _entry(name, parents=ANYWHERE, closed=False, check=None, context=None) -> Directive:
+def _entry(name, parents=ANYWHERE, closed=False, parse=None, context=None,
+           options: Schema = NONE) -> Directive:
     return Directive(name, frozenset(parents) if parents is not ANYWHERE else ANYWHERE, closed,
-                     check, context)
+                     parse, context, options)
 
+
+TITLE = Schema(words=Words("title"))
 
 REGISTRY: dict[str, Directive] = {d.name: d for d in [
-    _entry("check", closed=True, check=check_check, context=draw_check),
-    _entry("option", {"check"}), _entry("explain", {"check"}),
-    _entry("prompt", closed=True, check=check_prompt, context=draw_prompt),
-    _entry("hint", {"prompt", "hints"}), _entry("answer", {"prompt"}), _entry("misses", {"prompt"}),
-    _entry("figure", check=check_figure, context=draw_figure),
-    _entry("source", context=draw_body),
-    _entry("aside", check=check_aside, context=draw_body),
-    _entry("side-by-side", closed=True, check=check_side_by_side, context=draw_side_by_side),
-    _entry("lab", {""}, check=check_lab, context=draw_lab),
+    _entry("check", closed=True, parse=parse_check, context=draw_check),
+    _entry("option", {"check"}, options=Schema(flags=("right",))), _entry("explain", {"check"}),
+    _entry("prompt", closed=True, parse=parse_prompt, context=draw_prompt),
+    _entry("hint", {"prompt", "hints"}, options=TITLE), _entry("answer", {"prompt"}),
+    _entry("misses", {"prompt"}),
+    _entry("figure", parse=parse_figure, context=draw_figure,
+           options=Schema(values=(Value("src", Path(under="figures/"), required=True),),
+                          example="::: figure src=figures/<file>.svg")),
+    _entry("source", context=draw_body, options=TITLE),
+    _entry("aside", context=draw_body,
+           options=Schema(words=Words("title", required=True), example="::: aside <Title>")),
+    _entry("side-by-side", closed=True, parse=parse_side_by_side, context=draw_side_by_side),
+    _entry("lab", {""}, parse=parse_lab, context=draw_lab,
+           options=Schema(words=Words("number", required=True, kind=Int(low=1)), example="::: lab 1")),
     _entry("hints", {"lab"}, closed=True), _entry("done", {"lab"}),
-    _entry("capabilities", check=check_capabilities, context=draw_capabilities),
+    _entry("capabilities", parse=parse_capabilities, context=draw_capabilities),
     _entry("card", closed=True, context=draw_card),
     *(_entry(part, {"card"}) for part, _ in CARD_PARTS),
-    _entry("sidequest", check=check_sidequest, context=draw_sidequest),
+    _entry("sidequest", parse=parse_sidequest, context=draw_sidequest,
+           options=Schema(words=Words("page", required=True), example="::: sidequest S2")),
 ]}

@@ -17,7 +17,7 @@ from lab import lab_check
 
 from .course import Course, Page
 from .errors import BuildError
-from .html import LabView
+from .model import LabView
 from .project import Project
 
 

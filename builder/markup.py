@@ -9,7 +9,6 @@ instead of counting colons. Rendering rules live in `builder.html`.
 from __future__ import annotations
 
 import re
-import shlex
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -40,18 +39,6 @@ def split_info(info: str) -> tuple[str, str]:
     """" figure src=x.svg" -> ("figure", "src=x.svg")."""
     name, _, rest = info.strip().partition(" ")
     return name, rest.strip()
-
-
-def key_values(text: str) -> tuple[list[str], dict[str, str]]:
-    """"editable lab=2 timeout=20" -> (["editable"], {"lab": "2", "timeout": "20"})."""
-    flags, values = [], {}
-    for word in shlex.split(text):
-        key, sep, value = word.partition("=")
-        if sep:
-            values[key] = value
-        else:
-            flags.append(word)
-    return flags, values
 
 
 def is_cell(token: Token) -> bool:

@@ -8,6 +8,7 @@ at `lessons/<folder>/page.md:<line>`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 def fold(text: str) -> str:
@@ -25,7 +26,7 @@ class Option:
 
 @dataclass
 class Check:
-    number: int
+    number: int                    # 0 until the numbering pass (source.number) sets it
     line: int
     question: str
     options: list[Option]
@@ -45,12 +46,13 @@ class Hint:
 
 @dataclass
 class Prompt:
-    number: int
+    number: int                    # 0 until the numbering pass
     line: int
     question: str
     hints: list[Hint]
     answer: str
-    misses: str
+    misses: str                    # the first '::: misses' (the common answers)
+    misses_lines: list[int] = field(default_factory=list)   # the line of each '::: misses'
 
 
 @dataclass
@@ -65,7 +67,7 @@ class Lab:
 
 @dataclass
 class Figure:
-    number: int
+    number: int                    # 0 until the numbering pass
     line: int
     src: str
     alt: str
@@ -88,6 +90,20 @@ class Citation:
         return f"{self.path}:{self.first}" + (f"-{self.last}" if self.last != self.first else "")
 
 
+class SideBySide(NamedTuple):
+    """Two code blocks shown side by side: ours and theirs."""
+
+    left: str
+    right: str
+
+
+@dataclass
+class Capabilities:
+    """The capability checklist (what it says is course.yaml's)."""
+
+    line: int
+
+
 @dataclass
 class Section:
     title: str
@@ -107,4 +123,30 @@ class PageModel:
     capabilities: bool = False     # it has the capability checklist
     card: set[str] = field(default_factory=set)      # the closing card's parts it has
     links: list[str] = field(default_factory=list)   # page ids it links to (lesson:ID)
-    side_by_side: list[tuple[str, str]] = field(default_factory=list)   # the two code blocks
+    side_by_side: list[SideBySide] = field(default_factory=list)
+
+    def add(self, node: object) -> None:
+        """Keep a directive's node (what its parse returned) in reading order with its kind."""
+        if isinstance(node, Capabilities):
+            self.capabilities = True
+            return
+        kinds = {Check: self.checks, Prompt: self.prompts, Lab: self.labs, Figure: self.figures,
+                 SideBySide: self.side_by_side}
+        kinds[type(node)].append(node)
+
+
+@dataclass
+class LabView:
+    """Everything a lab section shows that does not come from its source: what the labs stage
+    (labs.py) works out from stages.py and lab_check, for the lab's partial to draw."""
+
+    number: int
+    point: str
+    title: str
+    starting: str
+    diff: list[str]
+    changes_title: str              # "What changed since lesson 10" / "... since the previous lab"
+    tests: list[tuple[str, str]]    # (test id "Lab1.test_x", sentence)
+    tests_path: str                 # "py/tests/lesson11.py"
+    download: str                   # "downloads/lesson-11/"
+    file_name: str                  # "harness.py" or "harness-lab2.py"

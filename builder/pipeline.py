@@ -12,21 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, course as course_stage, html, offline, rules, search, source as source_stage, tau, wrong
+from . import cells, code, course as course_stage, names, offline, rules, search, source as source_stage, tau, wrong
 from .labs import Labs
 from .project import Project
 from .render import Renderer
 from .write import Content, content_hash, write_site
 
-
-# For static hosts that read a `_headers` file (Netlify, Cloudflare Pages): the isolation that lets
-# Stop interrupt Python instead of ending it. Elsewhere the service worker adds these headers from
-# a reader's second visit on (README, "Publishing the book").
-HEADERS_FILE = """/*
-  Cross-Origin-Opener-Policy: same-origin
-  Cross-Origin-Embedder-Policy: require-corp
-  Cross-Origin-Resource-Policy: same-origin
-"""
 
 
 def _count(n: int, word: str) -> str:
@@ -47,7 +38,8 @@ class Report:
 
 def _static(project: Project) -> dict[str, Content]:
     """The stylesheets and scripts, and the Pygments stylesheet, under assets/."""
-    files: dict[str, Content] = {"assets/css/code.css": html.code_stylesheet()}
+    files: dict[str, Content] = {"assets/css/code.css": code.code_stylesheet(),
+                                 names.JS_MODULE: names.js_module()}
     for folder, target in ((project.site / "css", "assets/css/"), (project.site / "js", "assets/js/")):
         for path in sorted(folder.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
@@ -96,6 +88,7 @@ def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
         rules.check(parsed, project.room(page), missing)
         for citation in parsed.model.citations:
             cited.setdefault(citation.ref, []).append((parsed.rel, citation.line))
+    rules.check_book(sources.values(), project.rel(course.path))
     lock = tau.lock_path(project.lessons)
     tau.check(tau.read(project.lessons), course.tau_commit, cited, project.rel(lock))
 
@@ -163,7 +156,10 @@ def build(project: Project, out: Path, *, assets: bool = True,
 
     manifest = {"build": content_hash(files), "pages": manifest_pages}
     files["course.json"] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
-    files["_headers"] = HEADERS_FILE
+    # For static hosts that read a `_headers` file (Netlify, Cloudflare Pages): the isolation that
+    # lets Stop interrupt Python instead of ending it. Elsewhere the service worker adds these
+    # headers from a reader's second visit on (README, "Publishing the book").
+    files["_headers"] = names.headers_file()
 
     def finish(folder: Path) -> None:
         if assets:

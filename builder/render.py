@@ -13,7 +13,8 @@ from markupsafe import Markup
 
 from . import html, markup
 from .course import Course, Page
-from .html import LabView, PageContext
+from .html import PageContext
+from .model import LabView
 from .project import Project
 from .source import Source
 

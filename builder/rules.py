@@ -7,9 +7,11 @@ like any bad source. Adding a rule is adding a function to RULES."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
 
 from .errors import BuildError
+from .model import Check
 from .source import Source
 
 Problem = tuple[int, str]
@@ -35,6 +37,14 @@ def prompts_have_an_answer_and_hints(source: Source) -> Iterator[Problem]:
             yield prompt.line, f"prompt {prompt.number} has no '::: hint'"
         if not prompt.misses.strip():
             yield prompt.line, f"prompt {prompt.number} has no '::: misses' (the common answers)"
+
+
+def prompts_have_one_misses_block(source: Source) -> Iterator[Problem]:
+    """A reader sees the common answers as one list; a second block is a draft left behind."""
+    for prompt in source.model.prompts:
+        for line in prompt.misses_lines[1:]:
+            yield line, (f"prompt {prompt.number} has a second '::: misses' (the first is on line "
+                         f"{prompt.misses_lines[0]}): put the common answers in one list")
 
 
 def labs_have_spec_hints_and_done(source: Source) -> Iterator[Problem]:
@@ -74,7 +84,8 @@ def figures_have_title_desc_and_dark_colours(source: Source, room) -> Iterator[P
 
 
 RULES: list[Callable] = [checks_have_three_explained_options, prompts_have_an_answer_and_hints,
-                         labs_have_spec_hints_and_done, cells_declare_their_output]
+                         prompts_have_one_misses_block, labs_have_spec_hints_and_done,
+                         cells_declare_their_output]
 
 
 def check(source: Source, room, labs_without_wrong_designs: list[int]) -> None:
@@ -89,3 +100,97 @@ def check(source: Source, room, labs_without_wrong_designs: list[int]) -> None:
         line, message = min(problems)
         raise BuildError(source.rel, line, message)
 
+
+
+# -- the whole book: where the right answers sit ------------------------------------------------
+
+ALPHA = 0.001          # how unlikely by chance a count must be to stop the build (one in a thousand)
+NEVER_ALPHA = 0.01     # a position never right: stops the build once that is under 1% likely
+
+
+@dataclass
+class Tally:
+    """How often something (the right option in position 3; the right option being the longest)
+    happened across the book's checks, against what chance gives: each check contributes 1/n of
+    its n options, when it has the position at all."""
+
+    name: str
+    available: int                  # checks where it could happen
+    observed: int
+    chances: list[float]            # per check that could, the chance it happens there
+    too_few_matters: bool = True    # a position seldom right is a tell; the right option seldom
+                                    # the longest is not one a rule asks about
+
+    @property
+    def expected(self) -> float:
+        return sum(self.chances)
+
+    def distribution(self) -> list[float]:
+        """P(count = k) for k = 0..available: the sum of independent Bernoulli trials."""
+        dist = [1.0]
+        for p in self.chances:
+            dist = [a * (1 - p) + b * p for a, b in zip(dist + [0.0], [0.0] + dist)]
+        return dist
+
+    def problem(self) -> str | None:
+        dist = self.distribution()
+        above = sum(dist[self.observed:])
+        below = sum(dist[:self.observed + 1])
+        said = (f"{self.observed} of {self.available} checks, {self.expected:.1f} by chance")
+        subject = (f"the right option is {self.name}" if self.name.startswith("the ")
+                   else f"the right option is in {self.name}")
+        if self.too_few_matters and self.observed == 0 and dist[0] < NEVER_ALPHA:
+            return f"{subject} in none of {self.available} checks ({self.expected:.1f} by chance)"
+        if above < ALPHA:
+            return f"{subject} far more often than chance ({said})"
+        if self.too_few_matters and below < ALPHA:
+            return f"{subject} far less often than chance ({said})"
+        return None
+
+
+def _longest_is_right(check: Check) -> bool:
+    """The right option is longer than every other (its text, folded)."""
+    right = len(check.right.text)
+    return all(len(o.text) < right for o in check.options if not o.right)
+
+
+def answer_tallies(checks: list[Check]) -> list[Tally]:
+    """One tally per position (first, second, ...) and one for "the right option is the longest"."""
+    tallies = []
+    for position in range(1, max((len(c.options) for c in checks), default=0) + 1):
+        having = [c for c in checks if len(c.options) >= position]
+        tallies.append(Tally(name=f"position {position}", available=len(having),
+                             observed=sum(c.options[position - 1].right for c in having),
+                             chances=[1 / len(c.options) for c in having]))
+    tallies.append(Tally(name="the longest option", available=len(checks),
+                         observed=sum(_longest_is_right(c) for c in checks),
+                         chances=[1 / len(c.options) for c in checks], too_few_matters=False))
+    return tallies
+
+
+def answer_table(tallies: list[Tally]) -> str:
+    rows = [("", "checks", "right", "by chance")]
+    rows += [(t.name, str(t.available), str(t.observed), f"{t.expected:.1f}") for t in tallies]
+    width = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(f"  {row[0]:<{width[0]}}  " + "  ".join(f"{cell:>{width[i]}}" for i, cell in
+                                                            enumerate(row[1:], 1)) for row in rows)
+
+
+def right_answers_are_not_guessable(checks: list[Check]) -> tuple[str, str] | None:
+    """Across the whole book, the right option sits in every position about as often as chance
+    puts it there, and is the longest option no more often than chance: else a reader learns to
+    pick "the second" or "the longest" without reading. (message, the position table) or None."""
+    tallies = answer_tallies(checks)
+    problems = [p for p in (t.problem() for t in tallies) if p]
+    if not problems:
+        return None
+    return (f"right answers are lopsided across the book's {len(checks)} checks: "
+            + "; ".join(problems), answer_table(tallies))
+
+
+def check_book(sources: Iterable[Source], rel: str) -> None:
+    """The rules about the whole book (`rel`: course.yaml, where its pages are listed)."""
+    checks = [check for source in sources for check in source.model.checks]
+    found = right_answers_are_not_guessable(checks)
+    if found:
+        raise BuildError(rel, 0, found[0], found[1])

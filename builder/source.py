@@ -5,8 +5,10 @@ The checks here are the ones an author gets wrong: an unknown directive, a check
 option or two, a figure whose file is missing, a cell that will not parse, a link to a page that
 does not exist or is not written. Each stops the build with `lessons/<file>:<line>: ...`, where the
 line comes from markdown-it's token maps (counted over the whole file, front matter included).
-The walk also numbers checks, prompts, figures and cells in reading order, in each token's meta,
-so the renderer and the cell runner agree on "Figure 11.2" and "cell-11-3".
+Each directive is read by its pure parse (builder/directives.py) into a typed node of the page
+model, which the walk keeps (`token.meta["node"]` too, for drawing). Numbering is a pass of its
+own once every part is read: checks, prompts, figures and cells in reading order, so the renderer
+and the cell runner agree on "Figure 11.2" and "cell-11-3".
 """
 from __future__ import annotations
 
@@ -17,16 +19,14 @@ from pathlib import Path
 import yaml
 from markdown_it.token import Token
 
-from . import directives, markup
+from . import directives, markup, options
 from .course import Course, Page
-from .model import Citation, Hint, PageModel, Section
+from .model import Check, Citation, Hint, Lab, PageModel, Prompt, Section
 from .errors import BuildError
+from .options import DEFAULT_TIMEOUT, OptionError
 from .project import Project
 
 ROLES = ("tau", "general")
-CELL_FLAGS = ("editable", "raises", "answers")
-CELL_VALUES = ("lab", "timeout", "id")
-DEFAULT_TIMEOUT = 10.0
 TAU_REF = re.compile(r"[\w./-]+(:\d+(-\d+)?)?\Z")
 
 
@@ -62,9 +62,16 @@ class Source:
     meta: dict
     tokens: list[Token]
     cells: list[Cell] = field(default_factory=list)
-    labs: dict[int, Token] = field(default_factory=dict)
-    figures: list[str] = field(default_factory=list)     # src of each figure, in order
     model: PageModel = field(default_factory=PageModel)  # every part, typed (model.py)
+
+    @property
+    def labs(self) -> dict[int, Lab]:
+        return {lab.number: lab for lab in self.model.labs}
+
+    @property
+    def figures(self) -> list[str]:
+        """The src of each figure, in order."""
+        return [figure.src for figure in self.model.figures]
 
 
 def parse(project: Project, course: Course, page: Page) -> Source:
@@ -88,7 +95,9 @@ def parse(project: Project, course: Course, page: Page) -> Source:
     if str(meta.get("id", page.id)) != page.id:
         raise BuildError(rel, 2, f"front matter says id {meta['id']!r}, course.yaml says {page.id!r}")
     source = Source(page=page, path=path, rel=rel, meta=meta, tokens=tokens)
-    _Checker(project, course, source, text.splitlines()).walk(tokens, "")
+    checker = _Checker(project, course, source, text.splitlines())
+    checker.walk(tokens, "")
+    checker.number()
     missing = [k for k in range(1, len(page.labs) + 1) if k not in source.labs]
     if missing:
         raise BuildError(rel, 0, f"course.yaml gives lesson {page.id} lab {missing[0]} "
@@ -109,9 +118,8 @@ class _Checker:
         self.project, self.course, self.source = project, course, source
         self.lines = lines or []
         self.parents: list[Token] = []     # the directives around the one being checked
-        self.counts = {"check": 0, "prompt": 0, "figure": 0, "cell": 0}
-        self.cell_ids: set[str] = set()
-        self.last_question: str | None = None    # the latest check or prompt, for `answers`
+        self.last_question: Check | Prompt | None = None   # the latest one, for `answers`
+        self.cells: list[tuple[Token, Cell, str | None, Check | Prompt | None]] = []
 
     def fail(self, line: int, message: str) -> None:
         raise BuildError(self.source.rel, line, message)
@@ -125,15 +133,8 @@ class _Checker:
         return self.raw(token.map[0] + 1, until.map[0] if until is not None else token.map[1])
 
     def hints(self, token: Token) -> list[Hint]:
-        return [Hint(title=h.meta["params"], text=self.inside(h), line=h.map[0] + 1)
-                for h in self.parts(token, "hint")]
-
-    def question(self, token: Token, kind: str) -> int:
-        """Number a check or prompt in reading order; a cell marked `answers` after it points here."""
-        self.counts[kind] += 1
-        token.meta["number"] = self.counts[kind]
-        self.last_question = f"{kind}-{self.source.page.number}-{self.counts[kind]}"
-        return self.counts[kind]
+        return [Hint(title=self.options(h)["title"] or "", text=self.inside(h), line=h.map[0] + 1)
+                for h in directives.kids(token, "hint")]
 
     def first_part(self, token: Token) -> Token | None:
         return next((t for t in token.children if t.type == "directive"), None)
@@ -171,8 +172,13 @@ class _Checker:
         if entry.parents is not directives.ANYWHERE and parent not in entry.parents:
             where = " or ".join(f"'::: {p}'" for p in sorted(entry.parents) if p) or "the top level"
             self.fail(line, f"'::: {name}' belongs inside {where}")
-        if entry.check is not None:
-            entry.check(self, token, params, line)
+        self.options(token)
+        node = entry.parse(self, token, line) if entry.parse is not None else None
+        if node is not None:
+            token.meta["node"] = node
+            self.source.model.add(node)
+            if isinstance(node, (Check, Prompt)):
+                self.last_question = node
         if parent == "card":
             self.source.model.card.add(name)
         self.parents.append(token)
@@ -195,55 +201,73 @@ class _Checker:
             self.fail(line, f"'{token.markup} {token.info}' is never closed (a line "
                             f"'{token.markup}' ends it)")
 
-    def parts(self, token: Token, name: str) -> list[Token]:
-        return [t for t in token.children if t.type == "directive" and t.info == name]
+    def options(self, token: Token) -> dict:
+        """A directive's options, read through its schema once (kept in its meta); a bad one
+        stops the build at the directive's line, with the option's name."""
+        if "options" not in token.meta:
+            entry = directives.REGISTRY.get(token.info)
+            schema = entry.options if entry is not None else options.NONE
+            try:
+                token.meta["options"] = schema.read(token.meta["params"])
+            except OptionError as error:
+                self.fail(token.map[0] + 1, f"'{token.markup} {token.info}': {error}")
+        return token.meta["options"]
 
     # -- cells -------------------------------------------------------------------------------
 
     def cell(self, token: Token, line: int) -> None:
         page = self.source.page
-        flags, values = markup.key_values(" ".join(token.info.split()[2:]))
-        for flag in flags:
-            if flag not in CELL_FLAGS:
-                self.fail(line, f"unknown cell option {flag!r} (options: editable, raises, "
-                                f"answers, lab=K, timeout=S, id=NAME)")
-        for key in values:
-            if key not in CELL_VALUES:
-                self.fail(line, f"unknown cell option {key}= (options: editable, raises, "
-                                f"lab=K, timeout=S, id=NAME)")
-        lab = None
-        if "lab" in values:
-            if not values["lab"].isdigit() or not 1 <= int(values["lab"]) <= len(page.labs):
-                self.fail(line, f"lab={values['lab']}: page {page.id} has no such lab")
-            lab = int(values["lab"])
         try:
-            timeout = float(values.get("timeout", DEFAULT_TIMEOUT))
-        except ValueError:
-            self.fail(line, f"timeout={values['timeout']} is not a number of seconds")
-        self.counts["cell"] += 1
-        name = values.get("id", str(self.counts["cell"]))
-        if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            self.fail(line, f"id={name}: use letters, digits, - and _")
-        cell_id = f"{page.number}-{name}"
-        if cell_id in self.cell_ids:
-            self.fail(line, f"two cells have the id {cell_id}")
-        self.cell_ids.add(cell_id)
+            values = options.CELL.read(" ".join(token.info.split()[2:]))
+        except OptionError as error:
+            self.fail(line, f"cell: {error}")
+        lab = values["lab"]
+        if lab is not None and lab > len(page.labs):
+            self.fail(line, f"cell: lab={lab}: page {page.id} has " +
+                            (f"labs 1 to {len(page.labs)}" if len(page.labs) > 1 else
+                             "lab 1" if page.labs else "no lab"))
+        timeout = values["timeout"]
         try:
             compile(token.content, "cell", "exec")
         except SyntaxError as error:
             where = line + (error.lineno or 1)
             self.fail(where, f"cell does not parse: {error.msg}")
-        answers = None
-        if "answers" in flags:
-            if self.last_question is None:
-                self.fail(line, "a cell that answers comes after the check or prompt it answers")
-            answers = self.last_question
-        cell = Cell(id=cell_id, source=token.content, line=line, editable="editable" in flags,
-                    lab=lab, answers=answers, raises="raises" in flags, timeout=timeout,
+        if values["answers"] and self.last_question is None:
+            self.fail(line, "a cell that answers comes after the check or prompt it answers")
+        cell = Cell(id="", source=token.content, line=line, editable=values["editable"],
+                    lab=lab, raises=values["raises"], timeout=timeout,
                     expected=token.meta.get("expected"),
                     expected_line=token.meta.get("expected_line", 0))
-        token.meta["cell"] = cell.id
+        self.cells.append((token, cell, values["id"], self.last_question if values["answers"] else None))
         self.source.cells.append(cell)
+
+    # -- numbering: a pass of its own, once every part is read --------------------------------
+
+    def number(self) -> None:
+        """Number checks, prompts and figures in reading order ("Figure 11.2"), check that the
+        labs come once each and in order, and give each cell its id ("11-3", or "11-<id>") and
+        the question it answers ("check-11-2"), so the renderer and the cell runner agree."""
+        model, prefix = self.source.model, self.source.page.number
+        for kind in (model.checks, model.prompts, model.figures):
+            for n, node in enumerate(kind, 1):
+                node.number = n
+        seen: set[int] = set()
+        for lab in model.labs:
+            if lab.number in seen:
+                self.fail(lab.line, f"lab {lab.number} appears twice")
+            if lab.number != len(seen) + 1:
+                self.fail(lab.line, f"lab {lab.number} comes before lab {len(seen) + 1}")
+            seen.add(lab.number)
+        ids: set[str] = set()
+        for n, (token, cell, name, question) in enumerate(self.cells, 1):
+            cell.id = f"{prefix}-{name or n}"
+            if cell.id in ids:
+                self.fail(cell.line, f"two cells have the id {cell.id}")
+            ids.add(cell.id)
+            if question is not None:
+                kind = "check" if isinstance(question, Check) else "prompt"
+                cell.answers = f"{kind}-{prefix}-{question.number}"
+            token.meta["cell"] = cell.id
 
     # -- inline: links and roles --------------------------------------------------------------
 

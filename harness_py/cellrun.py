@@ -23,24 +23,41 @@ from typing import Callable
 __all__ = ["CellResult", "run_cell", "main"]
 
 HARNESS_NAME = "harness.py"        # how harness frames are named in a traceback
+OUTPUT_CAP = 200_000               # characters of a cell's output kept; the rest is only counted
+
+
+def cap_note(dropped: int, cap: int = OUTPUT_CAP) -> str:
+    """The line that ends a capped output: where it stopped and how much was not kept."""
+    return "[Output stopped at {:,} characters: {:,} more were not kept.]\n".format(cap, dropped)
 
 
 @dataclass
 class CellResult:
     """What a cell printed (stdout and stderr interleaved, a traceback included), and the last
-    line of its exception, or None when it ran to the end."""
+    line of its exception, or None when it ran to the end. `dropped`: how many characters it
+    printed past OUTPUT_CAP, counted and not kept (the output then says so in its last line)."""
 
     output: str
     error: str | None = None
+    dropped: int = 0
 
 
 class _Stream(io.TextIOBase):
     """stdout and stderr both: one buffer in print order, and an optional callback per write so
-    the page can show output while the cell is still running."""
+    the page can show output while the cell is still running.
 
-    def __init__(self, write: Callable[[str], object] | None) -> None:
+    The buffer keeps the first `cap` characters and counts the rest: a cell printing 100 MB
+    costs the cap, not 100 MB (and, in the page, not 100 MB sent to the worker's JavaScript).
+    The callback is given only what is kept. The traceback a cell ends in is kept whatever the
+    cap (`end`), after the note, so a flood never hides why a cell failed."""
+
+    def __init__(self, write: Callable[[str], object] | None, cap: int | None = None) -> None:
         self.parts: list[str] = []
         self.callback = write
+        self.cap = OUTPUT_CAP if cap is None else cap
+        self.kept = 0
+        self.dropped = 0
+        self.tail = ""
 
     def writable(self) -> bool:
         return True
@@ -48,14 +65,32 @@ class _Stream(io.TextIOBase):
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        size = len(text)
+        if self.kept >= self.cap:       # the common case of a flood: count it and move on
+            self.dropped += size
+            return size
+        room = self.cap - self.kept
+        if len(text) > room:
+            self.dropped += len(text) - room
+            text = text[:room]
         if text:
             self.parts.append(text)
+            self.kept += len(text)
             if self.callback is not None:
                 self.callback(text)
-        return len(text)
+        return size
+
+    def end(self, text: str) -> None:
+        """The cell's closing words (its traceback): kept past the cap."""
+        self.tail += text
+        if self.callback is not None:
+            self.callback(text)
 
     def getvalue(self) -> str:
-        return "".join(self.parts)
+        text = "".join(self.parts)
+        if self.dropped:
+            text += ("" if not text or text.endswith("\n") else "\n") + cap_note(self.dropped, self.cap)
+        return text + self.tail
 
 
 class _HarnessFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -207,10 +242,10 @@ def run_cell(source: str, *, harness_path: str, lab_dir: str, name: str = "cell"
         exec(code, namespace)
     except SystemExit as exit_:
         if exit_.code not in (None, 0):
-            stream.write(_format_exception(exit_, str(lab_dir)))
+            stream.end(_format_exception(exit_, str(lab_dir)))
             error = f"SystemExit: {exit_.code}"
     except BaseException as exc:  # noqa: BLE001 - a cell's failure is its output, whatever it is
-        stream.write(_format_exception(exc, str(lab_dir)))
+        stream.end(_format_exception(exc, str(lab_dir)))
         error = "".join(__import__("traceback").format_exception_only(type(exc), exc)).strip()
         error = error.splitlines()[-1] if error else type(exc).__name__
     finally:
@@ -224,7 +259,7 @@ def run_cell(source: str, *, harness_path: str, lab_dir: str, name: str = "cell"
         for finder in finders:
             if finder in sys.meta_path:
                 sys.meta_path.remove(finder)
-    return CellResult(output=stream.getvalue(), error=error)
+    return CellResult(output=stream.getvalue(), error=error, dropped=stream.dropped)
 
 
 def main(argv: list[str] | None = None) -> int:

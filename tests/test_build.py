@@ -167,7 +167,8 @@ def test_cells_follow_the_html_contract_with_the_output_the_build_recorded(lesso
     assert "data-raises" in raises.attrs and streams.attrs["data-lab"] == "2"
     assert streams.attrs["data-timeout"] == "5"
     data = json.loads(first.find("script", "cell-data").text())
-    assert data == {"source": 'import harness\nprint(harness.greet("Ada"))\n', "output": "Hello, Ada.\n"}
+    # the source only: the output is in the page once, as text (the page never read a JSON copy)
+    assert data == {"source": 'import harness\nprint(harness.greet("Ada"))\n'}
     assert first.find("pre", "cell-output").text() == "Hello, Ada.\n"
     assert first.find("pre", "cell-code").find_all("span"), "the code is highlighted by Pygments"
     assert first.find("pre", "cell-code").text() == data["source"]
@@ -568,6 +569,152 @@ def test_every_tau_citation_of_the_book_exists_at_the_pinned_commit():
     assert seen and problems == []
 
 
+# -- options (builder/options.py): every directive and the cell read theirs through a schema -----
+
+OPTION_BREAKS = {
+    "an unbalanced quote": (
+        "```python cell editable id=shout", "```python cell editable id=it's",
+        "cell: options \"editable id=it's\": no closing quotation (an unbalanced quote)"),
+    "a negative timeout": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=-1 lab=2",
+        "cell: timeout=-1: a number of seconds above 0 and at most 600"),
+    "a zero timeout": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=0 lab=2",
+        "cell: timeout=0: a number of seconds above 0 and at most 600"),
+    "a timeout of nan": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=nan lab=2",
+        "cell: timeout=nan: a number of seconds above 0 and at most 600"),
+    "a timeout of inf": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=inf lab=2",
+        "cell: timeout=inf: a number of seconds above 0 and at most 600"),
+    "a timeout over the limit": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=601 lab=2",
+        "cell: timeout=601: a number of seconds above 0 and at most 600"),
+    "a timeout that is no number": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=five lab=2",
+        "cell: timeout=five: not a number of seconds"),
+    "a timeout with no value": (
+        "```python cell timeout=5 lab=2", "```python cell timeout lab=2",
+        "cell: timeout needs a value: timeout=<seconds, above 0 and at most 600>"),
+    "an option given twice": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=5 lab=2 timeout=6",
+        "cell: timeout is given twice"),
+    "an unknown cell flag": (
+        "```python cell editable id=shout", "```python cell editible id=shout",
+        "cell: unknown option 'editible' (options: editable, raises, answers, lab=INT, "
+        "timeout=SECONDS, id=NAME)"),
+    "an unknown cell value": (
+        "```python cell editable id=shout", "```python cell editable name=shout",
+        "cell: unknown option name= (options: editable, raises, answers, lab=INT, "
+        "timeout=SECONDS, id=NAME)"),
+    "a lab that is no number": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=5 lab=two",
+        "cell: lab=two: not a whole number"),
+    "lab zero": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=5 lab=0",
+        "cell: lab=0: must be 1 or more"),
+    "a lab the page does not have": (
+        "```python cell timeout=5 lab=2", "```python cell timeout=5 lab=3",
+        "cell: lab=3: page 01 has labs 1 to 2"),
+    "an id with other characters": (
+        "```python cell editable id=shout", "```python cell editable id=sh.out",
+        "cell: id=sh.out: use letters, digits, - and _"),
+    "an option that is not right": (
+        "::: option right\n`\"Hello, Bo.\"`", "::: option correct\n`\"Hello, Bo.\"`",
+        "'::: option': unknown option 'correct' (options: right)"),
+    "a check with options": (
+        ":::: check\nWhat does", ":::: check hard\nWhat does",
+        "':::: check': unknown option 'hard' (options: no options)"),
+    "a figure without src": (
+        "::: figure src=figures/01-1-hello.svg", "::: figure",
+        "'::: figure': needs src= ('::: figure src=figures/<file>.svg')"),
+    "a figure outside figures/": (
+        "::: figure src=figures/01-1-hello.svg", "::: figure src=../01-1-hello.svg",
+        "'::: figure': src=../01-1-hello.svg: a path inside the page's folder"),
+    "a figure under another folder": (
+        "::: figure src=figures/01-1-hello.svg", "::: figure src=pictures/01-1-hello.svg",
+        "'::: figure': src=pictures/01-1-hello.svg: must be under figures/"),
+    "an aside without a title": (
+        "::: aside Why a full stop", "::: aside",
+        "'::: aside': needs its title: '::: aside <Title>'"),
+    "a lab without its number": (
+        "::::: lab 2", "::::: lab",
+        "'::::: lab': needs its number: '::: lab 1'"),
+    "a lab whose number is a word": (
+        "::::: lab 2", "::::: lab two",
+        "'::::: lab': number=two: not a whole number"),
+    "a side quest without its page": (
+        "::: sidequest S1", "::: sidequest",
+        "'::: sidequest': needs its page: '::: sidequest S2'"),
+    "a part with options": (
+        "::: explain\n", "::: explain more\n",
+        "'::: explain': unknown option 'more' (options: no options)"),
+}
+
+
+@pytest.mark.parametrize("rule", OPTION_BREAKS)
+def test_a_bad_option_stops_at_its_line_with_its_name(book, tmp_path, rule):
+    old, new, message = OPTION_BREAKS[rule]
+    change(book, old, new)
+    lines = (book / LESSON).read_text().splitlines()
+    line = lines.index(new.split("\n")[0]) + 1
+    assert fails(book, tmp_path) == f"{LESSON}:{line}: {message}"
+
+
+# -- numbering: a pass of its own, after every part is read (builder/source.py, number) -----------
+
+def test_two_cells_with_one_id_stop_at_the_second(book, tmp_path):
+    change(book, "```python cell raises\nimport harness", "```python cell raises id=shout\nimport harness")
+    line = line_of(book, "```python cell raises id=shout")
+    assert fails(book, tmp_path) == f"{LESSON}:{line}: two cells have the id 1-shout"
+
+
+def test_a_lab_given_twice_stops_at_the_second(book, tmp_path):
+    change(book, "::::: lab 2", "::::: lab 1")
+    lines = (book / LESSON).read_text().splitlines()
+    second = [n for n, text in enumerate(lines, 1) if text == "::::: lab 1"][1]
+    assert fails(book, tmp_path) == f"{LESSON}:{second}: lab 1 appears twice"
+
+
+def test_labs_out_of_order_stop_at_the_first(book, tmp_path):
+    change(book, "::::: lab 1", "::::: lab 9")
+    change(book, "::::: lab 2", "::::: lab 1")
+    change(book, "::::: lab 9", "::::: lab 2")
+    line = line_of(book, "::::: lab 2")
+    assert fails(book, tmp_path) == f"{LESSON}:{line}: lab 2 comes before lab 1"
+
+
+def test_a_cell_that_answers_before_any_question_stops_at_its_line(book, tmp_path):
+    change(book, "```python cell\nimport harness\nprint(harness.greet", "```python cell answers\nimport harness\nprint(harness.greet")
+    line = line_of(book, "```python cell answers")
+    assert fails(book, tmp_path) == (f"{LESSON}:{line}: a cell that answers comes after the check "
+                                     f"or prompt it answers")
+
+
+def test_numbers_and_ids_follow_reading_order(site):
+    from builder import course as course_stage, source as source_stage
+    project = Project.at(FIXTURE)
+    course = course_stage.load(project)
+    parsed = source_stage.parse(project, course, course.page("01"))
+    assert [c.number for c in parsed.model.checks] == [1]
+    assert [f.number for f in parsed.model.figures] == [1]
+    assert [c.id for c in parsed.cells] == ["1-1", "1-shout", "1-3", "1-4"]
+    assert parsed.figures == ["figures/01-1-hello.svg"] and sorted(parsed.labs) == [1, 2]
+
+
+def test_every_directive_declares_its_options():
+    """A directive added without thinking about its options gets none: NONE, never a free pass."""
+    from builder import directives, options
+    for entry in directives.REGISTRY.values():
+        assert isinstance(entry.options, options.Schema), entry.name
+
+
+def test_the_default_timeout_is_one_number_for_the_build_and_the_page(site):
+    from builder import options
+    cell = dom(site / "lesson-01.html").find("div", "cell", data_cell="1-1")
+    assert float(cell.attrs["data-timeout"]) == options.DEFAULT_TIMEOUT
+
+
 # -- the book's rules (builder/rules.py): each one stops a page that breaks it at its line ------
 
 RULE_BREAKS = {
@@ -589,6 +736,11 @@ RULE_BREAKS = {
     "a lab whose last hint is not nearly the code": (
         "::: hint Nearly the code\n`text.upper()", "::: hint Closer\n`text.upper()", "::: hint Closer",
         "lab 2: the last hint is titled 'Nearly the code' (today: 'Closer')"),
+    "a prompt with a second list of common answers": (
+        "::: misses\n- \"`greet(shout(\"Ada\"))`.\" That shouts only the name.\n:::\n",
+        "::: misses\n- \"`greet(shout(\"Ada\"))`.\" That shouts only the name.\n:::\n\n"
+        "::: misses\n- \"`shout(greet)`.\" That passes the function, not its result.\n:::\n",
+        "- \"`shout(greet)`.\"", "prompt 1 has a second '::: misses'"),
     "a cell with no declared output": (
         "```output\nto stdout\nto stderr\n```\n", "", "```python cell timeout=5 lab=2",
         "cell 1-4 declares no ```output"),
@@ -599,7 +751,7 @@ RULE_BREAKS = {
 def test_a_page_breaking_a_rule_stops_at_its_line(book, tmp_path, rule):
     old, new, at, message = RULE_BREAKS[rule]
     change(book, old, new)
-    line = line_of(book, at) - (1 if at.startswith(("What does", "Write", "Nothing")) else 0)
+    line = line_of(book, at) - (1 if at.startswith(("What does", "Write", "Nothing", "- ")) else 0)
     assert fails(book, tmp_path).startswith(f"{LESSON}:{line}: {message}")
 
 
@@ -696,3 +848,17 @@ def test_cite_reads_the_pinned_commit_of_a_tau_repository(book, tmp_path):
     done = subprocess.run([sys.executable, "build.py", "--root", str(book), "cite", "--tau", str(repo)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "README.md:1-9: the file has 2 lines" in done.stderr
+
+
+def test_a_book_whose_right_answers_sit_in_one_position_stops_with_the_position_table(book, tmp_path):
+    """The rule about the whole book (rules.check_book): 24 more checks, each right in second place."""
+    one = ":::: check\nWhich one?\n\n" + "".join(
+        f"::: option{' right' if n == 2 else ''}\nOption {n}\n\nBecause.\n:::\n\n" for n in (1, 2, 3)) + "::::\n"
+    page = book / LESSON
+    page.write_text(page.read_text() + "\n" + "\n".join([one] * 24))
+    message = fails(book, tmp_path)
+    head, _, table = message.partition("\n")
+    assert head.startswith("lessons/course.yaml: right answers are lopsided across the book's 25 "
+                           "checks: the right option is in position 1 in none of 25 checks")
+    assert "position 2 far more often than chance (25 of 25 checks, 8.3 by chance)" in head
+    assert [row.split() for row in table.splitlines()][1] == ["position", "1", "25", "0", "8.3"]

@@ -119,3 +119,69 @@ def test_the_interpreter_is_left_as_it_was(folder):
 
 def test_input_reads_nothing(folder):
     assert run(folder, "print(input('? '))\n").error == "EOFError: EOF when reading a line"
+
+
+# -- the output cap: kept where the output is made ---------------------------------------------
+
+def test_output_past_the_cap_is_counted_not_kept_and_the_last_line_says_so(folder):
+    pieces = []
+    result = run(folder, "for i in range(100_000):\n    print('line', i)\n", write=pieces.append)
+    printed = "".join(f"line {i}\n" for i in range(100_000))
+    head = printed[:cellrun.OUTPUT_CAP]
+    assert result.dropped == len(printed) - cellrun.OUTPUT_CAP
+    assert result.output == head + "\n" + cellrun.cap_note(result.dropped)
+    assert result.output.endswith(f"{result.dropped:,} more were not kept.]\n")
+    # the page is given only what is kept
+    assert "".join(pieces) == head and result.error is None
+
+
+def test_a_cell_under_the_cap_is_untouched(folder):
+    text = "x" * (cellrun.OUTPUT_CAP - 1) + "\n"
+    result = run(folder, f"print({'x' * (cellrun.OUTPUT_CAP - 1)!r})\n")
+    assert result == cellrun.CellResult(output=text, error=None, dropped=0)
+
+
+def test_the_traceback_of_a_flooding_cell_is_kept_after_the_note(folder):
+    result = run(folder, "print('y' * 300_000)\nraise ValueError('after the flood')\n")
+    assert result.output.startswith("y" * cellrun.OUTPUT_CAP + "\n[Output stopped at 200,000")
+    assert result.output.endswith("ValueError: after the flood\n")
+    assert result.error == "ValueError: after the flood"
+
+
+def test_write_returns_what_it_was_given_even_past_the_cap(folder):
+    result = run(folder, "import sys\nn = sys.stdout.write('z' * 300_000)\nassert n == 300_000, n\n")
+    assert result.error is None and result.dropped == 100_000
+    assert result.output == "z" * cellrun.OUTPUT_CAP + "\n" + cellrun.cap_note(100_000)
+
+
+PEAK = """
+import json, resource, sys
+sys.path.insert(0, {harness_py!r})
+import cellrun
+result = cellrun.run_cell({source!r}, harness_path={harness!r}, lab_dir={lab_dir!r})
+print(json.dumps({{"peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "kept": len(result.output), "dropped": result.dropped}}))
+"""
+
+
+def _peak(folder: Path, source: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    script = PEAK.format(harness_py=str(ROOT / "harness_py"), source=source,
+                         harness=str(folder / "harness.py"), lab_dir=str(folder))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_a_cell_printing_100_mb_runs_in_bounded_memory(folder):
+    """1 million lines of 100 characters: 100 MB printed. The process's peak memory (ru_maxrss)
+    stays within BOUND of a cell that prints one line; before the cap it was 100 MB more than
+    that, and more again for the joined text."""
+    bound_mb = 16
+    quiet = _peak(folder, "print('one line')\n")
+    flood = _peak(folder, "line = 'x' * 99\nfor _ in range(1_000_000):\n    print(line)\n")
+    assert flood["dropped"] == 100_000_000 - cellrun.OUTPUT_CAP
+    grown_mb = (flood["peak_kb"] - quiet["peak_kb"]) / 1024
+    assert grown_mb < bound_mb, f"peak memory grew {grown_mb:.1f} MB for 100 MB printed"

@@ -53,9 +53,9 @@ def test_an_edit_of_the_same_size_within_the_second_is_run_as_written(reader):
 def test_a_cell_runs_the_harness_text_it_is_given(reader, tmp_path):
     outputs = []
     for value in (1, 2, 1):
-        output, error = pagerun.run_cell("import harness\nprint(harness.answer())\n", 3, "cell",
-                                         f"def answer():\n    return {value}\n", outputs.append)
-        assert error is None
+        output, error, dropped = pagerun.run_cell("import harness\nprint(harness.answer())\n", 3, "cell",
+                                                  f"def answer():\n    return {value}\n", outputs.append)
+        assert error is None and dropped == 0
         assert output == f"{value}\n"
 
 
@@ -81,6 +81,6 @@ def test_warm_with_the_page_lesson_compiles_that_lessons_harness(tmp_path, monke
     cellrun._compiled.cache_clear()
     pagerun.warm("A")
     assert cellrun._compiled.cache_info().currsize == 1
-    output, error = pagerun.run_cell("import harness\nprint(harness.WARMED)\n", "A", "cell", None, lambda text: None)
-    assert (output, error) == ("lesson A\n", None)
+    output, error, dropped = pagerun.run_cell("import harness\nprint(harness.WARMED)\n", "A", "cell", None, lambda text: None)
+    assert (output, error, dropped) == ("lesson A\n", None, 0)
     assert cellrun._compiled.cache_info().hits >= 1, "the first cell found the harness compiled"

@@ -1,44 +1,30 @@
 // Code cells: a Run button (and Shift+Enter), Stop, output streamed in as text, and for editable
 // cells an editor with Reset. A cell marked data-lab=K runs against the reader's harness once
 // their lab K passed, if they choose to (a switch beside Run); otherwise against the book's.
-import { request, stop, DEFAULT_TIMEOUT, OUTPUT_CAP } from "./python.js";
+import { request, stop, DEFAULT_TIMEOUT } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText, onChange } from "./storage.js";
 import { button } from "./dom.js";
+import { labKey } from "./names.js";
 
 // The name cellrun gives the cell in tracebacks; the build uses the same default.
 const CELL_NAME = "cell";
-const capNote = () => `\n[Output stopped at ${OUTPUT_CAP.toLocaleString("en")} characters: the rest is not shown.]\n`;
 
-/** The output area: text only, capped, with a note line for stops and failures. */
+/** The output area: text only, with a note line for stops and failures. What it is given is
+ * already capped where it was printed (cellrun.OUTPUT_CAP, whose last line says so). */
 class Output {
   constructor(pre) {
     this.pre = pre;
-    this.length = 0;
-    this.capped = false;
   }
   clear() {
     this.pre.textContent = "";
-    this.length = 0;
-    this.capped = false;
   }
   append(text) {
-    if (this.capped) return;
-    if (this.length + text.length > OUTPUT_CAP) {
-      text = text.slice(0, OUTPUT_CAP - this.length);
-      this.capped = true;
-    }
-    this.length += text.length;
     this.pre.append(document.createTextNode(text));
-    if (this.capped) this.note(capNote().trim());
   }
-  set(text, capped = false) {
+  set(text) {
     this.clear();
-    this.append(text.slice(0, OUTPUT_CAP));
-    if ((capped || text.length > OUTPUT_CAP) && !this.capped) {
-      this.capped = true;
-      this.note(capNote().trim());
-    }
+    this.append(text);
   }
   note(line) {
     const note = document.createElement("span");
@@ -61,7 +47,6 @@ class Cell {
     this.editable = element.hasAttribute("data-editable");
     const data = JSON.parse(element.querySelector(".cell-data").textContent);
     this.source = data.source;
-    this.recorded = data.output;
     this.code = element.querySelector(".cell-code");
     let outputPre = element.querySelector(".cell-output");
     if (!outputPre) {
@@ -119,7 +104,7 @@ class Cell {
   }
 
   labKey() {
-    return `${this.lesson}-${this.lab}`;
+    return labKey(this.lesson, this.lab);
   }
 
   makeSwitch() {
@@ -132,7 +117,8 @@ class Cell {
     group.append("Run with: ", this.mineButton, this.bookButton);
     this.switch = group;
     this.refreshSwitch();
-    onChange((section, id) => { if (section === "labs" && id === this.labKey()) this.refreshSwitch(); });
+    // "all": an import replaced every entry (storage.js replaceAll), this lab's among them.
+    onChange((section, id) => { if (section === "all" || (section === "labs" && id === this.labKey())) this.refreshSwitch(); });
     return group;
   }
 
@@ -239,7 +225,7 @@ class Cell {
     this.runButton.disabled = false;
     this.stopButton.hidden = true;
     if (result.type === "done") {
-      this.output.set(result.output, result.capped);
+      this.output.set(result.output);
       if (result.stoppedBy) {
         this.output.note(`[Stopped: ${result.stoppedBy}.]`);
         this.setState("stopped", "stopped");

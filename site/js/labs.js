@@ -4,6 +4,7 @@
 import { request, stop } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
+import { labKey } from "./names.js";
 import { makeZip, download } from "./zip.js";
 import { button, element } from "./dom.js";
 
@@ -29,7 +30,7 @@ class Lab {
     // A lesson is a number (11); a side quest keeps its id ("S2"), as cells.js does.
     this.lesson = /^\d+$/.test(String(data.lesson)) ? Number(data.lesson) : String(data.lesson);
     this.number = Number(data.lab);
-    this.key = `${this.lesson}-${this.number}`;
+    this.key = labKey(this.lesson, this.number);
     this.tests = data.tests;
     this.code = section.querySelector(".lab-starting");
     this.starting = this.code.textContent;    // the starting file is on the page once: here

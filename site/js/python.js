@@ -3,9 +3,9 @@
 // isolated and by ending the worker otherwise (or when the interrupt is not heard in time).
 // A stopped or crashed worker is replaced by a fresh one, so the next run always works.
 import { showStatus } from "./status.js";
+import { DEFAULT_TIMEOUT } from "./names.js";
 
-export const OUTPUT_CAP = 200_000;
-export const DEFAULT_TIMEOUT = 10;
+export { DEFAULT_TIMEOUT };
 const GRACE_MS = 700; // how long an interrupted run may take to unwind before the worker is ended
 const SIGINT = 2;
 

@@ -13,7 +13,9 @@
 // Protocol (worker -> page):
 //   {type: "status", state: "booting" | "ready" | "failed", reason?, ms?}
 //   {type: "out", id, text}                           output so far, batched
-//   {type: "done", id, output, error, capped}         a cell finished (output: the whole text)
+//   {type: "done", id, output, error, dropped}        a cell finished (output: the whole text,
+//                                                     capped by cellrun.OUTPUT_CAP where it is
+//                                                     printed; dropped: characters not kept)
 //   {type: "results", id, results}                    lab_check.run's list of dicts
 //   {type: "fail", id, reason, fatal}                 the request could not run; fatal: restart me
 // Pyodide's loader is imported in boot(), not here: a static import would be fetched before this
@@ -22,7 +24,6 @@ const PYODIDE = "../../pyodide/pyodide.mjs";
 
 const SITE = new URL("../../", import.meta.url);
 const ROOT = "/book";
-const OUTPUT_CAP = 200_000;
 const FLUSH_MS = 25; // at most one "out" message per 25 ms: a print loop cannot flood the page
 
 const SNAPSHOT = "py/snapshot.bin.gz";
@@ -141,30 +142,22 @@ async function boot() {
   setTimeout(() => { try { glue.warmTests(); } catch (error) { console.warn(`lab_check: ${error}`); } }, 1500);
 }
 
-// Output is gathered here and sent at most every FLUSH_MS, and never beyond OUTPUT_CAP.
+// Output is gathered here and sent at most every FLUSH_MS. It is already capped: cellrun keeps
+// the first OUTPUT_CAP characters a cell prints and only counts the rest (harness_py/cellrun.py),
+// so a flood never reaches this side at all.
 function outputStream(id) {
   let pending = "";
-  let sent = 0;
   let last = -Infinity;
-  let capped = false;
   const flush = () => {
     if (pending) post({ type: "out", id, text: pending });
     pending = "";
     last = performance.now();
   };
   const write = (text) => {
-    text = String(text);
-    if (capped) return;
-    const room = OUTPUT_CAP - sent;
-    if (text.length > room) {
-      text = text.slice(0, room);
-      capped = true;
-    }
-    pending += text;
-    sent += text.length;
-    if (capped || performance.now() - last >= FLUSH_MS) flush();
+    pending += String(text);
+    if (performance.now() - last >= FLUSH_MS) flush();
   };
-  return { write, flush, isCapped: () => capped };
+  return { write, flush };
 }
 
 function failure(id, error) {
@@ -179,10 +172,10 @@ function runCell({ id, name, lesson, source, harness }) {
   const stream = outputStream(id);
   try {
     const result = glue.runCell(source, lesson, name, harness ?? undefined, stream.write);
-    const [output, error] = result.toJs();
+    const [output, error, dropped] = result.toJs();
     result.destroy();
     stream.flush();
-    post({ type: "done", id, output, error, capped: stream.isCapped() || output.length > OUTPUT_CAP });
+    post({ type: "done", id, output, error, dropped });
   } catch (error) {
     stream.flush();
     failure(id, error);

@@ -71,8 +71,13 @@ def describe_cell(page, element_id: str) -> str:
 
 
 def recorded(page, cell_id: str) -> str:
-    """The output the build recorded for the cell (its JSON data)."""
-    return json.loads(page.locator(f"#cell-{cell_id} .cell-data").text_content())["output"]
+    """The output the build recorded for the cell: its output in the page's HTML as served
+    (before any run replaced it)."""
+    return page.evaluate("""async (id) => {
+        const html = await (await fetch(location.href)).text();
+        const served = new DOMParser().parseFromString(html, "text/html");
+        return served.querySelector(`#cell-${id} .cell-output`).textContent;
+    }""", cell_id)
 
 
 def wait_editor(page, selector: str, timeout: int = READY_MS) -> None:
@@ -128,7 +133,7 @@ def serving(root: Path, isolated: bool = True) -> Iterator[str]:
         server.shutdown()
         server.server_close()
 
-OUTPUT_NOTE = "[Output stopped at 200,000 characters: the rest is not shown.]"
+OUTPUT_NOTE = "[Output stopped at 200,000 characters: "   # then how many more were not kept
 
 
 RESULTS = ".search-list .search-result"

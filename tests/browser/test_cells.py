@@ -47,9 +47,57 @@ def test_a_flood_of_output_is_capped_with_a_line_saying_so(page, fixture_url):
     output = run_cell(page, "99-6")
     assert output.startswith("line 0\nline 1\n")
     shown, note = output[:200_000], output[200_000:]
-    assert len(shown) == 200_000 and OUTPUT_NOTE in note
+    printed = sum(len(f"line {i}\n") for i in range(100_000))
+    assert len(shown) == 200_000
+    assert note == f"\n{OUTPUT_NOTE}{printed - 200_000:,} more were not kept.]\n"
     # The page was not flooded: a message at most every 25 ms, not one per print.
     assert page.locator("#cell-99-6 .cell-output").evaluate("node => node.childNodes.length") < 2000
+
+
+WASM_HEAP = "import pyodide_js\nprint(pyodide_js._module.HEAPU8.length)\n"
+FLOOD_100_MB = "line = 'x' * 99\nfor _ in range(1_000_000):\n    print(line)\n"
+# Count the characters of output the page is handed by its workers, message by message.
+COUNT_WORKER_OUTPUT = """
+window.outputHanded = 0;
+const RealWorker = window.Worker;
+window.Worker = class extends RealWorker {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener("message", ({ data }) => {
+      for (const key of ["text", "output"]) if (data && typeof data[key] === "string") window.outputHanded += data[key].length;
+    });
+  }
+};
+"""
+
+
+def test_a_cell_printing_100_mb_stays_within_bounded_memory_and_the_page_responsive(page, fixture_url):
+    """A million lines of 100 characters. Python's heap (wasm memory, which only ever grows, so
+    its size after is the high-water mark) grows by less than BOUND; the page is handed no more
+    than the cap (streamed, then once in the result), so it has nothing big to take in; it answers
+    while the cell runs; and it shows the head and the note."""
+    bound = 16 * 1024 * 1024
+    page.add_init_script(COUNT_WORKER_OUTPUT)
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    rewrite_cell(page, "99-9", WASM_HEAP)
+    before = int(run_cell(page, "99-9"))
+    rewrite_cell(page, "99-9", FLOOD_100_MB)
+    handed = page.evaluate("window.outputHanded")
+    page.locator("#cell-99-9 .cell-run").click()
+    page.wait_for_function("document.getElementById('cell-99-9').dataset.state === 'running'")
+    answered = page.evaluate("() => new Promise((resolve) => setTimeout(() => "
+                             "resolve(document.getElementById('cell-99-9').dataset.state), 0))")
+    assert answered == "running", "the page answered only once the cell had finished"
+    page.wait_for_function("document.getElementById('cell-99-9').dataset.state === 'done'", timeout=90_000)
+    output = page.locator("#cell-99-9 .cell-output").text_content()
+    note = f"{OUTPUT_NOTE}{100_000_000 - 200_000:,} more were not kept.]\n"
+    assert output == ("x" * 99 + "\n") * 2000 + note      # the head ends a line: no break added
+    assert page.evaluate("window.outputHanded") - handed <= 2 * 200_000 + len(note)
+    assert page.locator("#cell-99-9 .cell-output").evaluate("node => node.childNodes.length") < 2000
+    rewrite_cell(page, "99-9", WASM_HEAP)
+    after = int(run_cell(page, "99-9"))
+    assert after - before < bound, f"Python's heap grew {(after - before) / 2**20:.1f} MB"
 
 
 def test_every_cell_of_every_page_prints_the_same_after_a_plain_boot(profiles, site_dir, tmp_path):

@@ -108,7 +108,7 @@ def test_the_page_reads_without_javascript(profiles, base_url, book_page):
     for cell in cells.all():
         data = json.loads(cell.locator(".cell-data").text_content())
         assert cell.locator(".cell-code").text_content().strip()
-        assert cell.locator(".cell-output").text_content() == data["output"]
+        assert cell.locator(".cell-code").text_content() == data["source"]
     assert page.locator("figure.figure img").count() == counts["figures"]
     for image in page.locator("figure img").all():
         assert image.get_attribute("alt")

@@ -247,3 +247,19 @@ def test_two_tabs_on_two_lessons_keep_both_readers_edits(profiles, base_url):
     assert editor_text(first, f"#cell-{ids['01']}") == 'print("edited in lesson 01")\n'
     eleventh.reload()
     assert editor_text(eleventh, f"#cell-{ids['11']}") == 'print("edited in lesson 11")\n'
+
+
+def test_an_import_refreshes_the_harness_switch_of_lab_linked_cells_at_once(page, fixture_url):
+    """Importing replaces every saved entry at once (storage.js replaceAll): a cell linked to a lab
+    the import says passed offers the reader's harness without a reload."""
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    assert page.locator("#cell-99-7 .harness-switch").is_hidden()
+    page.evaluate("""async (code) => {
+        const storage = await import(new URL("assets/js/storage.js", location.href).href);
+        await storage.replaceAll({ format: 1, saved: "", answers: {}, hints: {}, cells: {},
+            labs: { "99-1": { passed: true, passedCode: code, useMine: true } } });
+    }""", FIXTURE_SOLUTION)
+    assert page.locator("#cell-99-7 .harness-switch").is_visible()
+    assert page.locator("#cell-99-7 .harness-mine").get_attribute("aria-pressed") == "true"
+    assert run_cell(page, "99-7") == "the reader's harness\n[1, 2]\n"
