@@ -175,6 +175,11 @@ def _hint_items(hints: list[Token], render: Render) -> list[dict]:
     return [{"title": h.meta["options"]["title"] or "", "body": _html(render, h.children)} for h in hints]
 
 
+def draw_hints(token: Token, render: Render, page) -> dict:
+    """Hints standing in the prose (a lab draws its own): an exercise's answer, folded."""
+    return {"hint_items": _hint_items(kids(token, "hint"), render)}
+
+
 def draw_check(token: Token, render: Render, page) -> dict:
     options = []
     for option in kids(token, "option"):
@@ -300,7 +305,7 @@ REGISTRY: dict[str, Directive] = {d.name: d for d in [
     _entry("side-by-side", closed=True, parse=parse_side_by_side, context=draw_side_by_side),
     _entry("lab", {""}, parse=parse_lab, context=draw_lab,
            options=Schema(words=Words("number", required=True, kind=Int(low=1)), example="::: lab 1")),
-    _entry("hints", {"lab"}, closed=True), _entry("done", {"lab"}),
+    _entry("hints", {"lab", ""}, closed=True, context=draw_hints), _entry("done", {"lab"}),
     _entry("capabilities", parse=parse_capabilities, context=draw_capabilities),
     _entry("card", closed=True, context=draw_card),
     *(_entry(part, {"card"}) for part, _ in CARD_PARTS),

@@ -88,8 +88,9 @@ def _role(self, tokens, idx, options, env) -> str:
         return (f'<a class="tau" href="{escape(url)}" title="Tau at commit '
                 f'{env["page"].course.tau_commit[:7]}"><code>{escape(content)}</code></a>')
     if name == "general":
-        return (f'<span class="general"><span class="general-tag" title="From general knowledge, '
-                f'not from Tau">general</span> {escape(token.content)}</span>')
+        # The badge says what it means in its own words: a tooltip is no explanation on a phone.
+        return (f'<span class="general"><span class="general-tag" title="Not from Tau and not from a '
+                f'provider\'s documentation">general knowledge</span> {escape(token.content)}</span>')
     return f"<code>{escape(token.content)}</code>"
 
 

@@ -194,7 +194,7 @@ def test_tau_citations_link_to_the_pinned_commit_and_lines(lesson):
     assert f"https://github.com/huggingface/tau/blob/{PIN}/src/tau_agent/harness.py#L108-L115" in hrefs
     assert f"https://github.com/huggingface/tau/blob/{PIN}/dev-notes/push-based-persistence.md" in hrefs
     assert links[0].text() == "src/tau_agent/harness.py:108-115"
-    assert lesson.find(cls="general").text() == "general Most programs greet before they work."
+    assert lesson.find(cls="general").text() == "general knowledge Most programs greet before they work."
 
 
 def test_notes_asides_and_side_by_side(lesson):

@@ -1,12 +1,71 @@
-// Print: a lesson prints as a document. Before printing, every explanation, hint, model answer
-// and folded output is opened, and each editor (CodeMirror draws only the lines on screen) is
-// shown as a whole <pre> of its text; after printing, the page is put back as it was. The rest
-// (buttons gone, code not cut at its scroll box) is book.css's @media print.
+// Print: a lesson prints as a worksheet. The questions stay where they are, each check with its
+// options (lettered, as on screen) and each prompt with room to write; the answers go to the end,
+// in one section: each check's right letter with every option's explanation, each prompt's hints,
+// model answer and common answers, and the recorded outputs that answer a check. Every editor
+// (CodeMirror draws only the lines on screen) is shown as a whole <pre> of its text. After
+// printing, every part goes back where it was. The rest (buttons gone, code not cut at its scroll
+// box, the answers on a page of their own) is book.css's @media print.
+import { element } from "./dom.js";
+
 const opened = [];
 const copies = [];
+const moved = [];   // [node, its parent, the node after it]: where each moved part goes back
+let appendix = null;
+
+const letter = (index) => String.fromCharCode(65 + index);
+
+/** Move `node` to the end of `into`, remembering where it was. */
+function move(node, into) {
+  moved.push([node, node.parentNode, node.nextSibling]);
+  into.append(node);
+}
+
+/** The answers section: built from the page's checks, prompts and answering outputs. */
+function buildAnswers(lesson) {
+  const section = element("section", "print-answers");
+  section.append(element("h2", "", "Answers and explanations"));
+  lesson.querySelectorAll("section.check").forEach((check, index) => {
+    const block = element("div", "print-answer");
+    const options = [...check.querySelectorAll(".check-option")];
+    const right = options.findIndex((option) => option.hasAttribute("data-right"));
+    block.append(element("h3", "", `Check ${index + 1}: ${right >= 0 ? letter(right) : "?"}`));
+    options.forEach((option, k) => {
+      const why = option.querySelector(".option-explain");
+      if (!why) return;
+      block.append(element("p", "print-option", `${letter(k)}.`));
+      move(why, block);
+    });
+    const longer = check.querySelector(".check-explain");
+    if (longer) move(longer, block);
+    check.append(element("p", "print-see", `The answer is at the end, under Check ${index + 1}.`));
+    section.append(block);
+  });
+  lesson.querySelectorAll("section.prompt").forEach((prompt, index) => {
+    const block = element("div", "print-answer");
+    block.append(element("h3", "", `Write it yourself ${index + 1}`));
+    for (const part of prompt.querySelectorAll(":scope > .hints, :scope > .prompt-answer, :scope > .prompt-misses")) {
+      move(part, block);
+    }
+    prompt.append(element("p", "print-see", `Hints and the model answer are at the end, under Write it yourself ${index + 1}.`));
+    section.append(block);
+  });
+  lesson.querySelectorAll(".cell-answer").forEach((output) => {
+    const cell = output.closest(".cell");
+    const block = element("div", "print-answer");
+    block.append(element("h3", "", `What cell ${cell?.dataset.cell ?? ""} printed`));
+    move(output, block);
+    section.append(block);
+  });
+  return section;
+}
 
 function before() {
-  if (copies.length || opened.length) return;
+  if (copies.length || opened.length || appendix) return;
+  const lesson = document.querySelector("article.lesson");
+  if (lesson) {
+    appendix = buildAnswers(lesson);
+    lesson.append(appendix);
+  }
   document.querySelectorAll("details:not([open])").forEach((details) => {
     details.open = true;
     opened.push(details);
@@ -25,6 +84,11 @@ function before() {
 function after() {
   opened.splice(0).forEach((details) => { details.open = false; });
   copies.splice(0).forEach((pre) => pre.remove());
+  // Back in reverse order, so that each node's neighbour is already home when it is put back.
+  moved.splice(0).reverse().forEach(([node, parent, next]) => parent.insertBefore(node, next));
+  document.querySelectorAll(".print-see").forEach((note) => note.remove());
+  appendix?.remove();
+  appendix = null;
   document.documentElement.classList.remove("printing");
 }
 

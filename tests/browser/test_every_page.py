@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from builder import course as course_stage, source as source_stage
+from builder import course as course_stage, directives, source as source_stage
 from builder.project import Project
 from conftest import ARTIFACTS
 from fixture_site import recorded, run_cell, wait_ready
@@ -28,7 +28,9 @@ def parts(page):
     model = parsed.model
     return {"checks": len(model.checks), "prompts": len(model.prompts), "cells": len(parsed.cells),
             "figures": len(model.figures), "answers": sum(1 for c in parsed.cells if c.answers),
-            "hints": sum(len(p.hints) for p in model.prompts) + sum(len(l.hints) for l in model.labs)}
+            "hints": sum(len(p.hints) for p in model.prompts) + sum(len(l.hints) for l in model.labs)
+            + sum(len(directives.kids(t, "hint")) for t in parsed.tokens   # an exercise's answer, folded
+                  if t.type == "directive" and t.info == "hints")}
 
 
 @pytest.mark.parametrize("book_page", PAGES, ids=[p.id for p in PAGES])

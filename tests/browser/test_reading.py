@@ -224,7 +224,7 @@ def test_lesson_11_prints_whole_with_no_buttons(page, base_url, site_dir):
     page.goto(base_url + "lesson-11.html")
     wait_editor(page, ".lab")
     page.locator("section.check").first.locator(".check-option[data-right] .option-button").click()
-    labels = set(page.evaluate("[...document.querySelectorAll('button')].map(b => b.textContent.trim()).filter(Boolean)"))
+    labels = set(page.evaluate("[...document.querySelectorAll('button:not(.option-button)')].map(b => b.textContent.trim()).filter(Boolean)"))
     assert {"Run", "Run tests", "Copy"} <= labels
     pdf = page.pdf(format="A4")
     text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages)
@@ -244,6 +244,34 @@ def test_lesson_11_prints_whole_with_no_buttons(page, base_url, site_dir):
     # And the page is as it was after printing.
     assert page.locator(".print-copy").count() == 0
     assert page.locator(".lab .code-editor").first.is_visible()
+
+
+def test_lesson_03_prints_as_a_worksheet_with_the_answers_last(page, base_url):
+    """Printed, a check shows its question and every option; the explanations, the right letters,
+    the hints and the model answers come after all the questions, in one section at the end."""
+    from pypdf import PdfReader
+    page.goto(base_url + "lesson-03.html")
+    page.wait_for_selector(".check[data-live]")
+    options = page.evaluate("""() => [...document.querySelectorAll('section.check')].map(c =>
+        [...c.querySelectorAll('.option-body')].map(o => o.textContent))""")
+    explains = page.evaluate("[...document.querySelectorAll('.check .option-explain')].map(d => d.textContent)")
+    answers = page.evaluate("[...document.querySelectorAll('.prompt-answer')].map(d => d.textContent)")
+    pdf = page.pdf(format="A4")
+    import unicodedata   # NFKC: the PDF's ligatures ("ﬀ") read as their letters
+    printed = squeeze(unicodedata.normalize("NFKC", "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages)))
+    end = printed.index(squeeze("Answers and explanations"))
+    for i, check in enumerate(options, 1):
+        for option in check:
+            at = printed.find(squeeze(option)[:50])
+            assert 0 <= at < end, f"check {i}: the option {option[:40]!r} is not printed with its question"
+    for text in explains + answers:
+        body = squeeze(text.replace("Explanation", "").replace("The model answer", ""))[:60]
+        assert printed.find(body, end) > end, f"{body!r} is not in the answers at the end"
+    assert squeeze("Check 1:") in printed[end:]
+    # and after printing every part is back in its place
+    assert page.locator(".print-answers").count() == 0
+    assert page.locator(".check .option-explain").count() == len(explains)
+    assert page.locator(".prompt .prompt-answer").count() == len(answers)
 
 
 # -- the keyboard ---------------------------------------------------------------------------
