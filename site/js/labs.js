@@ -5,7 +5,7 @@ import { request } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
 import { makeZip, download } from "./zip.js";
-import { button, element } from "./dom.js";
+import { button, element, steadyButton } from "./dom.js";
 
 const SITE = new URL("../../", import.meta.url);
 const TEST_TIMEOUT = 60; // seconds for a whole lab's tests
@@ -35,7 +35,7 @@ class Lab {
   build() {
     const bar = document.createElement("div");
     bar.className = "lab-bar";
-    this.runButton = button("Run tests", "lab-run", () => this.runTests());
+    this.runButton = steadyButton("Run tests", "lab-run", () => this.runTests());
     this.resetButton = button("Reset to the starting file", "lab-reset", () => this.reset());
     this.downloadButton = button("Download this lab's folder (.zip)", "lab-download", () => this.download());
     bar.append(this.runButton, this.resetButton, this.downloadButton);

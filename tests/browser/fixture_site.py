@@ -24,8 +24,10 @@ def wait_ready(page, timeout: int = READY_MS) -> None:
 
 
 STARTED_MS = 15_000     # a click on Run sets the cell's state at once; this is for a busy machine
+# An editor in its place: editors.js measures a new one out of sight (.code-editor-measuring) first.
+PLACED = ".code-editor:not(.code-editor-measuring) .cm-content"
 EDITORS = """() => [...document.querySelectorAll('.cell[data-editable], section.lab[data-lab]')]
-    .every(part => part.querySelector('.cm-content'))"""
+    .every(part => part.querySelector('%s'))""" % PLACED
 
 
 def wait_settled(page, timeout: int = READY_MS) -> None:
@@ -76,7 +78,7 @@ def recorded(page, cell_id: str) -> str:
 
 
 def wait_editor(page, selector: str, timeout: int = READY_MS) -> None:
-    page.wait_for_selector(f"{selector} .cm-content", timeout=timeout)
+    page.wait_for_selector(f"{selector} {PLACED}", timeout=timeout)
 
 
 def editor_text(page, selector: str) -> str:
