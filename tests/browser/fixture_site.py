@@ -142,9 +142,10 @@ def search(page, text: str) -> list[dict]:
     page.keyboard.press("/")
     assert page.evaluate("document.activeElement.id") == "search-input", "/ focuses the search box"
     page.keyboard.type(text)
-    page.wait_for_function("(text) => document.querySelector('.search-status').textContent !== ''"
+    # The list says which query it shows (search.js): a search for the first letters, run while
+    # the rest was still being typed on a slow machine, is not taken for this one.
+    page.wait_for_function("(text) => document.querySelector('.search-list').dataset.query === text"
                            " && document.querySelector('.search-input').value === text", arg=text)
-    page.wait_for_timeout(150)   # the search runs 60 ms after the last key
     return page.eval_on_selector_all(RESULTS, """links => links.map(a => ({
         where: a.querySelector('.search-where').textContent,
         kind: a.querySelector('.search-kind').textContent,
