@@ -4,7 +4,7 @@
 import { request, stop, DEFAULT_TIMEOUT } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText, onChange } from "./storage.js";
-import { button } from "./dom.js";
+import { button, steadyButton } from "./dom.js";
 import { labKey } from "./names.js";
 
 // The name cellrun gives the cell in tracebacks; the build uses the same default.
@@ -72,7 +72,7 @@ class Cell {
   build() {
     const bar = document.createElement("div");
     bar.className = "cell-bar";
-    this.runButton = button("Run", "cell-run", () => this.run());
+    this.runButton = steadyButton("Run", "cell-run", () => this.run());
     this.runButton.title = "Run this cell (Shift+Enter)";
     this.stopButton = button("Stop", "cell-stop", () => this.stop());
     this.stopButton.hidden = true;

@@ -10,6 +10,35 @@ export function button(label, className, onClick) {
   return element;
 }
 
+const STILL_PX = 4; // how far a pointer may drift between press and release and still be "still"
+
+/**
+ * A button whose press is never lost to the page moving: like button(), and a press that began
+ * on it and was released where it went down, but over something else, counts as its click.
+ * A browser fires "click" only when the press and the release hit the same element; when the
+ * page moves between the two (output arriving above, an editor taking its place), a reader who
+ * did not move the pointer meant this button, and the click would otherwise vanish. A pointer
+ * that did move away (a reader changing their mind) still cancels, as everywhere else.
+ */
+export function steadyButton(label, className, onClick) {
+  const element = button(label, className, onClick);
+  element.addEventListener("pointerdown", (down) => {
+    if (down.button !== 0) return;
+    const release = (up) => {
+      if (up.pointerId !== down.pointerId) return;
+      removeEventListener("pointerup", release, true);
+      removeEventListener("pointercancel", release, true);
+      if (up.type !== "pointerup" || element.disabled || !element.isConnected) return;
+      const moved = Math.hypot(up.clientX - down.clientX, up.clientY - down.clientY) > STILL_PX;
+      const under = document.elementFromPoint(up.clientX, up.clientY);
+      if (!moved && !element.contains(under)) onClick(up);
+    };
+    addEventListener("pointerup", release, true);
+    addEventListener("pointercancel", release, true);
+  });
+  return element;
+}
+
 /** An element of `tag` with its class and its text. */
 export function element(tag, className, text = "") {
   const node = document.createElement(tag);

@@ -6,7 +6,7 @@ import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
 import { labKey } from "./names.js";
 import { makeZip, download } from "./zip.js";
-import { button, element } from "./dom.js";
+import { button, element, steadyButton } from "./dom.js";
 
 const SITE = new URL("../../", import.meta.url);
 // The first line of every gap in a starting file (harness_py/stages.py writes them).
@@ -43,7 +43,7 @@ class Lab {
   build() {
     const bar = document.createElement("div");
     bar.className = "lab-bar";
-    this.runButton = button("Run tests", "lab-run", () => this.runTests());
+    this.runButton = steadyButton("Run tests", "lab-run", () => this.runTests());
     this.stopButton = button("Stop", "lab-stop", () => this.stop("you pressed Stop"));
     this.stopButton.hidden = true;
     this.resetButton = button("Reset to the starting file", "lab-reset", () => this.reset());

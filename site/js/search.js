@@ -182,7 +182,7 @@ export function init() {
   async function run() {
     const text = input.value.trim();
     const mine = ++asked;
-    if (!text) { list.replaceChildren(); status.textContent = ""; close(); return; }
+    if (!text) { list.replaceChildren(); delete list.dataset.query; status.textContent = ""; close(); return; }
     open();
     let search;
     try {
@@ -194,6 +194,7 @@ export function init() {
     if (mine !== asked) return; // the reader typed on: a newer search will draw
     const results = query(search, text);
     list.replaceChildren(...results.map(resultItem));
+    list.dataset.query = text; // which search the list shows (the browser tests wait on it)
     status.textContent = results.length
       ? `${results.length} ${results.length === 1 ? "place" : "places"} found${results.length === LIMIT ? " (the best " + LIMIT + ")" : ""}`
       : `Nothing in the book matches “${text}”.`;

@@ -72,14 +72,33 @@ def browser_path():
     return path
 
 
+@pytest.fixture(scope="session")
+def shared_browser(playwright_instance, browser_path):
+    """One Chromium for the tests that need a fresh context but not a profile on disk: a context
+    in a running browser opens in about a second, a browser with a profile of its own in three
+    to six on a busy machine. A context shares nothing with another (storage, caches, service
+    workers), so each test still starts from nothing."""
+    browser = playwright_instance.chromium.launch(executable_path=browser_path, args=FLAGS, headless=True)
+    yield browser
+    browser.close()
+
+
 class Profiles:
     """Opens Chromium contexts, each with a user-data dir of its own (or a given one, to reopen a
-    profile after it was closed), and checks that no request leaves 127.0.0.1."""
+    profile after it was closed), or a fresh context in the shared browser (fresh()), and checks
+    that no request leaves 127.0.0.1."""
 
-    def __init__(self, playwright, browser_path):
-        self.playwright, self.browser_path = playwright, browser_path
+    def __init__(self, playwright, browser_path, shared=None):
+        self.playwright, self.browser_path, self.shared = playwright, browser_path, shared
         self.contexts, self.foreign = [], []
         self._tmp = tempfile.TemporaryDirectory(prefix="book-profiles-")
+
+    def fresh(self, **options):
+        """A new, empty context in the shared browser (no profile on disk to reopen)."""
+        context = self.shared().new_context(**options)
+        context.on("request", self._watch)
+        self.contexts.append(context)
+        return context
 
     def open(self, profile: Path | None = None, **options):
         if profile is None:
@@ -108,8 +127,9 @@ class Profiles:
 
 
 @pytest.fixture
-def profiles(playwright_instance, browser_path):
-    profiles = Profiles(playwright_instance, browser_path)
+def profiles(playwright_instance, browser_path, request):
+    # The shared browser is started by the first test that asks for a fresh context, not before.
+    profiles = Profiles(playwright_instance, browser_path, lambda: request.getfixturevalue("shared_browser"))
     yield profiles
     profiles.close()
     assert profiles.foreign == [], f"requests left 127.0.0.1: {profiles.foreign}"
@@ -117,7 +137,9 @@ def profiles(playwright_instance, browser_path):
 
 @pytest.fixture
 def page(profiles):
-    context = profiles.open()
+    """A page in a fresh context of the shared browser. A test that reopens a profile after
+    closing or killing its browser opens its own with profiles.open()."""
+    context = profiles.fresh()
     page = context.pages[0] if context.pages else context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))

@@ -24,8 +24,10 @@ def wait_ready(page, timeout: int = READY_MS) -> None:
 
 
 STARTED_MS = 15_000     # a click on Run sets the cell's state at once; this is for a busy machine
+# An editor in its place: editors.js measures a new one out of sight (.code-editor-measuring) first.
+PLACED = ".code-editor:not(.code-editor-measuring) .cm-content"
 EDITORS = """() => [...document.querySelectorAll('.cell[data-editable], section.lab[data-lab]')]
-    .every(part => part.querySelector('.cm-content'))"""
+    .every(part => part.querySelector('%s'))""" % PLACED
 
 
 def wait_settled(page, timeout: int = READY_MS) -> None:
@@ -81,7 +83,7 @@ def recorded(page, cell_id: str) -> str:
 
 
 def wait_editor(page, selector: str, timeout: int = READY_MS) -> None:
-    page.wait_for_selector(f"{selector} .cm-content", timeout=timeout)
+    page.wait_for_selector(f"{selector} {PLACED}", timeout=timeout)
 
 
 def editor_text(page, selector: str) -> str:
@@ -145,9 +147,10 @@ def search(page, text: str) -> list[dict]:
     page.keyboard.press("/")
     assert page.evaluate("document.activeElement.id") == "search-input", "/ focuses the search box"
     page.keyboard.type(text)
-    page.wait_for_function("(text) => document.querySelector('.search-status').textContent !== ''"
+    # The list says which query it shows (search.js): a search for the first letters, run while
+    # the rest was still being typed on a slow machine, is not taken for this one.
+    page.wait_for_function("(text) => document.querySelector('.search-list').dataset.query === text"
                            " && document.querySelector('.search-input').value === text", arg=text)
-    page.wait_for_timeout(150)   # the search runs 60 ms after the last key
     return page.eval_on_selector_all(RESULTS, """links => links.map(a => ({
         where: a.querySelector('.search-where').textContent,
         kind: a.querySelector('.search-kind').textContent,

@@ -108,7 +108,7 @@ def test_every_cell_of_every_page_prints_the_same_after_a_plain_boot(profiles, s
     shutil.copytree(site_dir, plain, ignore=shutil.ignore_patterns("snapshot.bin.gz"))
     pages = lesson_pages(plain)
     assert pages, f"{site_dir}: no lesson pages were built"
-    context = profiles.open()
+    context = profiles.fresh()
     page = context.pages[0] if context.pages else context.new_page()
     warnings = []
     page.on("console", lambda message: warnings.append(message.text))

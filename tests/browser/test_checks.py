@@ -121,7 +121,7 @@ def test_hints_are_revealed_one_at_a_time(page, book_url):
 
 
 def test_the_page_reads_completely_without_javascript(profiles, book_url):
-    context = profiles.open(java_script_enabled=False)
+    context = profiles.fresh(java_script_enabled=False)
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(book_url + "lesson-01.html")
     check = page.locator(".check").first
@@ -168,7 +168,7 @@ def test_a_check_of_the_real_lesson_11(page, base_url):
 
 
 def test_every_check_and_cell_of_lesson_11_reads_without_javascript(profiles, base_url, site_dir):
-    context = profiles.open(java_script_enabled=False)
+    context = profiles.fresh(java_script_enabled=False)
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(base_url + "lesson-11.html")
     explains = page.locator(".option-explain")

@@ -93,7 +93,7 @@ def test_a_reader_does_every_check_hint_prompt_and_cell(page, base_url, book_pag
 @pytest.mark.parametrize("book_page", PAGES, ids=[p.id for p in PAGES])
 def test_the_page_reads_without_javascript(profiles, base_url, book_page):
     counts = parts(book_page)
-    context = profiles.open(java_script_enabled=False)
+    context = profiles.fresh(java_script_enabled=False)
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(base_url + book_page.path)
     assert page.locator("h1").text_content().strip() == book_page.title
@@ -119,7 +119,7 @@ def test_the_page_reads_without_javascript(profiles, base_url, book_page):
 
 def test_lesson_11_leads_back_to_checkpoint_b_and_on_to_lesson_12(profiles, base_url):
     """The way on is the main path; side quest S2 is offered in its own pointer."""
-    context = profiles.open(java_script_enabled=False)
+    context = profiles.fresh(java_script_enabled=False)
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(base_url + "lesson-11.html")
     assert "Transcript doctor II" in page.locator(".page-nav-previous").text_content()

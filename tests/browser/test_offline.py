@@ -441,7 +441,7 @@ def test_a_real_page_from_the_disk_reads_in_full_and_says_how_to_run_code(book, 
 
 def test_a_real_page_reads_without_javascript(book, profiles):
     with serving(book, dir_option=False) as (_, url):
-        context = profiles.open(java_script_enabled=False)
+        context = profiles.fresh(java_script_enabled=False)
         page = context.pages[0] if context.pages else context.new_page()
         page.goto(f"{url}lesson-{LESSON}.html")
         cell = page.locator(".cell[data-cell]").first

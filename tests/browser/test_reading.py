@@ -177,7 +177,7 @@ def test_on_a_phone_the_diff_gives_its_room_to_the_code(page, base_url):
 # -- copy -------------------------------------------------------------------------------------
 
 def test_every_code_block_cell_and_lab_file_copies_its_exact_text(profiles, base_url, site_dir):
-    context = profiles.open(permissions=["clipboard-read", "clipboard-write"])
+    context = profiles.fresh(permissions=["clipboard-read", "clipboard-write"])
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(base_url + "lesson-11.html")
     wait_editor(page, ".lab")

@@ -94,7 +94,7 @@ def test_edits_are_saved_within_a_second_and_survive_reload_and_a_killed_browser
 
 def test_export_then_import_into_a_fresh_profile_restores_everything(profiles, base_url, site_dir, tmp_path):
     assert (site_dir / "lesson-11.html").exists(), "lesson-11.html was not built"
-    page = first_page(profiles.open())
+    page = first_page(profiles.fresh())
     page.goto(base_url + "lesson-11.html")
     wait_ready(page)
     ada = page.locator(".cell[data-editable]").first.get_attribute("data-cell")
@@ -120,7 +120,7 @@ def test_export_then_import_into_a_fresh_profile_restores_everything(profiles, b
     exported = tmp_path / "progress.json"
     info.value.save_as(exported)
 
-    fresh_profile = profiles.open()
+    fresh_profile = profiles.fresh()
     fresh = first_page(fresh_profile)
     # course.json is held back until the file is chosen, as on a loaded machine: the page must
     # still not say "imported" before the map shows what was imported.
@@ -215,7 +215,7 @@ def test_a_changed_starting_file_keeps_the_readers_code_and_offers_the_new_one(p
 def test_two_tabs_on_two_lessons_keep_both_readers_edits(profiles, base_url):
     """A tab saves only what it changed, onto what another tab saved since; and a course map open
     in a third tab shows both edits as they are saved, without a reload."""
-    context = profiles.open()
+    context = profiles.fresh()
     course_map = first_page(context)
     course_map.goto(base_url + "index.html")
     course_map.locator('[data-page="11"] .page-progress').wait_for(state="attached")
