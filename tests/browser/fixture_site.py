@@ -116,7 +116,6 @@ def serving(root: Path, isolated: bool = True) -> Iterator[str]:
     isolation headers if asked (so that Stop must end the worker). Yields the base url."""
     import functools
     import http.server
-    import threading
 
     import serve  # site/serve.py, put on sys.path by conftest
 
@@ -128,6 +127,15 @@ def serving(root: Path, isolated: bool = True) -> Iterator[str]:
                 http.server.SimpleHTTPRequestHandler.end_headers(self)
 
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Plain, directory=str(root)))
+    with running(server) as url:
+        yield url
+
+
+@contextmanager
+def running(server) -> Iterator[str]:
+    """Run an http.server on a thread for as long as the `with` lasts; yields its base url."""
+    import threading
+
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/"

@@ -8,13 +8,14 @@ import http.server
 import io
 import subprocess
 import sys
-import threading
 import zipfile
 from html.parser import HTMLParser
 from urllib.error import HTTPError
 from urllib.request import urlopen
 
 import pytest
+
+from fixture_site import running
 
 
 class NoListings(http.server.SimpleHTTPRequestHandler):
@@ -42,12 +43,8 @@ class Links(HTMLParser):
 @pytest.fixture(scope="module")
 def static_url(site_dir):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(NoListings, directory=str(site_dir)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running(server) as url:
+        yield url
 
 
 def lab_pages(site_dir):
