@@ -1327,9 +1327,10 @@ class SessionLog:
 #   .path_to(entry_id) -> list[dict]   the entries from the root down to entry_id, following
 #                     parent ids. It raises ValueError(f"{path}, line {n}: ...") naming n, the
 #                     line at fault, when an id is used twice in the file (n: its second line),
-#                     when a parent on the path names no entry (n: the entry naming it), and when the walk
-#                     comes back to an entry already on the path (n: the entry whose parent_id
-#                     closes the loop). An entry_id that is not in the file raises ValueError.
+#                     when a parent on the path names no entry (n: the entry naming it), and
+#                     when the walk comes back to an entry already on the path (n: the entry
+#                     whose parent_id closes the loop). An entry_id not in the file raises
+#                     ValueError.
 #   .rows(), .replay()  as in SessionLog, but along path_to(the last line's id), leaf entries
 #                     left out: the transcript is the path to where you are, not the file.
 # Nothing is kept between calls: every answer is worked out from the file as it is now.
