@@ -37,7 +37,7 @@ def test_a_search_in_lesson_01_finds_a_section_of_lesson_11_and_goes_there(page,
 
 
 @pytest.mark.parametrize("words, kind, href", [
-    ("setings.py KeyError", "Check", "lesson-04.html#check-4-1"),    # a check's question
+    ("plug message 4 stored", "Check", "lesson-11.html#check-11-"),  # a check's question (the seed's)
     ("ScriptedModel forgetful", "Code cell", "lesson-01.html#cell-1-"),  # a cell's code
     ("SessionLog", "Lab: SessionLog", "lesson-11.html#lab-11-1"),    # a lab's title
 ])
