@@ -34,7 +34,10 @@ def _sent(model, number):
     """What model call `number` (from 1) was sent, as lab.show prints it."""
     if len(model.calls) < number:
         return "(there was no call %d)" % number
-    return lab.show(model.calls[number - 1].messages) or "(nothing)"
+    sent = model.calls[number - 1].messages
+    if len(sent) > 8:           # a long request: its start, and how much more there was
+        return lab.show(sent[:6]) + f"\n... and {len(sent) - 6} more messages"
+    return lab.show(sent) or "(nothing)"
 
 
 def _listing(messages):
@@ -249,14 +252,14 @@ class Lab1(unittest.TestCase):
                       f"be 'Your name is Ada.'; the answer was {got}, and the call was sent:\n"
                       f"{_sent(model, 2)}")
 
-    def test_ten_exchanges(self):
-        """Over ten exchanges call n is sent 2n - 1 messages: each request is the one before, plus the last reply and the new question, with nothing cut from the start."""
+    def test_thirty_exchanges(self):
+        """Over thirty exchanges call n is sent 2n - 1 messages: each request is the one before, plus the last reply and the new question, with nothing cut from the start."""
         model = lab.ScriptedModel([lab.forever(lab.forgetful())])
         messages = []
-        for n in range(1, 11):
+        for n in range(1, 31):
             self.chat(model, messages, f"Note number {n}.")
-        if len(model.calls) != 10:
-            self.fail(f"ten exchanges should make ten model calls, not {len(model.calls)}")
+        if len(model.calls) != 30:
+            self.fail(f"thirty exchanges should make thirty model calls, not {len(model.calls)}")
         for n, call in enumerate(model.calls, 1):
             if len(call.messages) != 2 * n - 1:
                 self.fail(f"call {n} should be sent {2 * n - 1} message(s); it was sent "
@@ -265,6 +268,19 @@ class Lab1(unittest.TestCase):
             gap = _first_difference(messages[:2 * n - 1], call.messages)
             if gap:
                 self.fail(f"call {n} should be sent the transcript so far, oldest first; {gap}")
+
+    def test_empty_message_sent(self):
+        """An empty message is still a message: chat(model, messages, "") sends the user's empty message to the model, and nothing is filtered out of the list."""
+        model = lab.ScriptedModel([lab.forever(lab.forgetful())])
+        messages = []
+        self.chat(model, messages, "")
+        empty = {"role": "user", "content": ""}
+        if not model.calls:
+            self.fail("chat(model, messages, \"\") should make one model call; it made none")
+        if empty not in model.calls[0].messages:
+            self.fail("the user sent an empty message, and call 1 should be sent it as "
+                      f"{empty!r}; it was sent:\n{_sent(model, 1)}\n(send the list as it "
+                      "is: do not leave out messages with no words)")
 
     def test_two_conversations_apart(self):
         """Two conversations held side by side stay apart: Ada's name is never sent in Bob's, and each model call is sent only its own list."""

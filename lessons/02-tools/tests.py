@@ -36,8 +36,13 @@ def _counting_tool(name, answer, runs):
 def _ids(calls):
     """The ids of what tool_calls gave, readable even when it gave something odd."""
     if not isinstance(calls, list):
-        return f"not a list but {type(calls).__name__}"
+        return f"a {type(calls).__name__}, not a list"
     return [call.get("id") if isinstance(call, dict) else call for call in calls]
+
+
+def _gave(ids):
+    """What _ids found, for a sentence: "ids ['c1', 'c2']", or what it gave instead of a list."""
+    return f"ids {ids}" if isinstance(ids, list) else ids
 
 
 class _Reader(unittest.TestCase):
@@ -96,7 +101,7 @@ class Lab1(_Reader):
         calls = self.tool_calls(message)
         if _ids(calls) != ["c1", "c2"]:
             self.fail(f"tool_calls should give the call blocks c1 and c2, in the order asked; "
-                      f"it gave ids {_ids(calls)}")
+                      f"it gave {_gave(_ids(calls))}")
         if not (calls[0] is message["content"][1] and calls[1] is message["content"][2]):
             self.fail("tool_calls gave equal dicts, not the blocks of content themselves: give "
                       "the blocks, not copies or rebuilt dicts")
@@ -114,7 +119,7 @@ class Lab1(_Reader):
                        "the one text block is the second block here, after the call")
         got = _ids(self.tool_calls(message))
         if got != ["x1"]:
-            self.fail(f"tool_calls should give the call x1, but gave ids {got}: the calls are in "
+            self.fail(f"tool_calls should give the call x1, but gave {_gave(got)}: the calls are in "
                       f"content; a message has no other place that holds them")
 
     def test_content_decides_not_stop_reason(self):
@@ -124,7 +129,7 @@ class Lab1(_Reader):
         got = _ids(self.tool_calls(marked_stop))
         if got != ["s1"]:
             self.fail(f"a reply whose content holds the call s1 asks for it, whatever its "
-                      f"stop_reason says; tool_calls gave ids {got}")
+                      f"stop_reason says; tool_calls gave {_gave(got)}")
         marked_ask = {"role": "assistant", "stop_reason": "toolUse", "content": [
             {"type": "text", "text": "Nothing to run."}]}
         got = self.tool_calls(marked_ask)
@@ -137,13 +142,13 @@ class Lab1(_Reader):
         message, _, _ = _mixed()
         first = _ids(self.tool_calls(message))
         if first != ["c1", "c2"]:
-            self.fail(f"tool_calls should give c1 and c2 to start with, but gave {first}")
+            self.fail(f"tool_calls should give c1 and c2 to start with, but gave {_gave(first)}")
         self.text_of(message)
         message["content"].append(lab.call("bash", {"command": "ls"}, id="c3"))
         message["content"][0]["text"] = "Looking again. "
         now = _ids(self.tool_calls(message))
         if now != ["c1", "c2", "c3"]:
-            self.fail(f"after c3 was added to content, tool_calls gave {now}: read content "
+            self.fail(f"after c3 was added to content, tool_calls gave {_gave(now)}: read content "
                       f"afresh on every call, do not keep the answer from the last one")
         self.same_text(self.text_of(message), "Looking again. Then I will say.",
                        "the first text block was edited; read content afresh on every call")
@@ -169,9 +174,10 @@ class Lab2(_Reader):
         return self.call("run_tool", tools, call)
 
     def test_tool_specs(self):
-        """tool_specs of two tools, echo then clock, is, for each in that order, its name, description and parameters, and never its execute function; the tools keep their execute, and neither runs."""
+        """tool_specs of two tools, echo then clock (which carries an extra "label" key), is, for each in that order, its name, description and parameters and nothing else, never its execute function or its label; the tools keep their execute, and neither runs."""
         runs = []
         tools = [_counting_tool("echo", "hi", runs), _counting_tool("clock", "12:00", runs)]
+        tools[1]["label"] = "Clock"     # a key for the program's own use, not for the model
         specs = self.call("tool_specs", tools)
         if not isinstance(specs, list) or len(specs) != 2:
             self.fail(f"tool_specs of two tools should be a list of two dicts, not {specs!r}")
@@ -185,8 +191,12 @@ class Lab2(_Reader):
         for spec, tool in zip(specs, tools):
             keys = sorted(spec)
             if keys != ["description", "name", "parameters"]:
+                extra = [key for key in keys if key not in ("description", "name", "parameters")]
                 self.fail(f"the spec for {tool['name']} should have exactly the keys "
-                          f"description, name and parameters; it has {keys}")
+                          f"description, name and parameters; it has {keys}" + (
+                              ". Pick those three out by name: copying the rest of the tool "
+                              "also sends keys the model was never meant to see" if extra
+                              else ""))
             for key in ("name", "description", "parameters"):
                 if spec[key] != tool[key]:
                     self.fail(f"the spec's {key} should be the tool's {tool[key]!r}, "

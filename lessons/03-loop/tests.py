@@ -105,23 +105,49 @@ class Lab1(unittest.TestCase):
             self.fail(f"the job takes four model calls; run_agent made {len(model.calls)}")
 
     def test_many_rounds(self):
-        """A model that reads twelve times, one call per reply, gets all twelve results and then answers: the loop has no count of its own."""
+        """A model that calls a tool 200 times, one call per reply, gets all 200 results and then answers: the loop has no count of its own."""
         runs = []
-        steps = [lab.reply(lab.call("echo", {"n": n}, id=f"c{n}")) for n in range(1, 13)]
-        model = lab.ScriptedModel(steps + [lab.say("Twelve.")])
+        steps = [lab.reply(lab.call("echo", {"n": n}, id=f"c{n}")) for n in range(1, 201)]
+        model = lab.ScriptedModel(steps + [lab.say("Two hundred.")])
         messages = []
-        self.run_agent(model, messages, [_tool("echo", runs)], "Count to twelve.")
-        if len(runs) != 12 or len(model.calls) != 13:
-            self.fail(f"twelve calls should run over thirteen model calls; {len(runs)} ran over "
-                      f"{len(model.calls)}. The list is {_shape(messages)}. Go round until a "
-                      "reply asks for nothing, however many turns that takes.")
+        self.run_agent(model, messages, [_tool("echo", runs)], "Count to two hundred.")
+        if len(runs) != 200 or len(model.calls) != 201:
+            self.fail(f"200 calls should run over 201 model calls; {len(runs)} ran over "
+                      f"{len(model.calls)}, and the list ends {_shape(messages[-3:])}. Go round "
+                      "until a reply asks for nothing, however many turns that takes: a count "
+                      "of turns is a brake (lesson 5), not the way a run ends.")
         results = [m for m in messages if m.get("role") == "toolResult"]
-        if len(results) != 12:
-            self.fail(f"the list should hold twelve results; it holds {len(results)}: "
-                      f"{_shape(messages)}")
-        if lab.show(messages[-1:]) != 'assistant -> "Twelve."':
-            self.fail("the list should end on the answer 'Twelve.'; it ends "
+        if len(results) != 200:
+            self.fail(f"the list should hold 200 results; it holds {len(results)}")
+        if lab.show(messages[-1:]) != 'assistant -> "Two hundred."':
+            self.fail("the list should end on the answer 'Two hundred.'; it ends "
                       f"{lab.show(messages[-1:]) or 'with nothing'}")
+
+    def test_same_call_again(self):
+        """A model that asks to read a.txt three times in a row, while the file changes, gets three results and then answers: a repeated call is run again, not taken for the end."""
+        versions = iter(["one", "two", "three"])
+        reads = []
+
+        def read(arguments):
+            reads.append(arguments)
+            return f"a.txt says {next(versions)}"
+        read_tool = {"name": "read", "description": "Read a file.",
+                     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                     "execute": read}
+        steps = [lab.reply(lab.call("read", {"path": "a.txt"}, id=f"c{n}")) for n in range(1, 4)]
+        model = lab.ScriptedModel(steps + [lab.say("It changed twice.")])
+        messages = []
+        self.run_agent(model, messages, [read_tool], "Watch a.txt.")
+        if len(reads) != 3 or len(model.calls) != 4:
+            self.fail(f"three reads should run over four model calls; {len(reads)} ran over "
+                      f"{len(model.calls)}. The list is {_shape(messages)}. The same call twice "
+                      "is not the end of a run: the file may have changed, and only a reply "
+                      "with no calls ends it.")
+        problems = lab.validate(messages)
+        if problems:
+            self.fail(f"lab.validate finds {len(problems)} problem(s) in {_shape(messages)}; "
+                      f"the first: {problems[0]}")
+        self.assert_shape(messages, "U A[c1] R(c1) A[c2] R(c2) A[c3] R(c3) A")
 
     def test_every_call_sent_everything(self):
         """Every model call is sent the whole transcript so far, from the prompt on, with SYSTEM and the tools' specs: call 3 of the job is sent all five messages before it."""
@@ -272,6 +298,8 @@ class Lab1(unittest.TestCase):
             if len(returned) != len(own) or any(a is not b for a, b in zip(returned, own)):
                 got = (_shape(returned) if all(isinstance(m, dict) for m in returned)
                        else repr(returned)[:80])
+                if len(returned) > 12:  # a long return: its size and its end are enough
+                    got = f"{len(returned)} messages, ending {_shape(returned[-3:])}"
                 if returned == own:
                     got += ", equal dicts but copies, not the ones on your list"
                 self.fail(f"run {number} should return {_shape(own)}, the messages it put on "
