@@ -121,7 +121,7 @@ class Lab1(_LabCase):
                       "must be a string'): the message names the argument that was asked for.")
 
     def test_int_arg(self):
-        """int_arg gives back an int argument, 0 included, the default when it is missing or None (a default of None too), and raises ValueError("limit must be an integer") for "10" or 2.5, naming the argument asked for ("offset must be an integer")."""
+        """int_arg gives back an int argument, 0 included, the default when it is missing or None (a default of None too), and raises ValueError("limit must be an integer") for "10", 2.5, "" or 10.0, naming the argument asked for ("offset must be an integer")."""
         int_arg = self.function("int_arg")
         for arguments, want in (({"limit": 10}, 10), ({"limit": 0}, 0), ({}, 5),
                                 ({"limit": None}, 5)):
@@ -132,7 +132,7 @@ class Lab1(_LabCase):
             if got != want or type(got) is not int:
                 self.fail(f"int_arg({arguments}, 'limit', 5) returned {_what(got)}; "
                           f"expected {want!r}.")
-        for value in ("10", 2.5):
+        for value in ("10", 2.5, "", 10.0):
             arguments = {"limit": value}
             how, got = self.outcome(lambda: int_arg(arguments, "limit", 5))
             if how == "returned":

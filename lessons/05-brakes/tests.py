@@ -241,7 +241,7 @@ class Lab1(unittest.TestCase):
                   "`except` around complete would file your own bugs under \"provider\"")
 
     def test_stops_after_what_came_before(self):
-        """A run that is stopped keeps everything said before it, and the next run carries on from the stop on the same list."""
+        """A run that is stopped keeps everything said before it, and the next run carries on from the stop on the same list: its first request begins with everything the first run left, U A U A[s1] R(s1)."""
         runs = []
         earlier = [lab.user("Hi"), lab.say("Hello.")]
         messages = list(earlier)
@@ -253,6 +253,12 @@ class Lab1(unittest.TestCase):
         model = lab.ScriptedModel([lab.say("Carrying on.")])
         self._run(model, [_counter(runs)], "Carry on.", messages=messages)
         self._shape(messages, "U A U A[s1] R(s1) A! U A")
+        sent = model.calls[0].messages
+        if sent[:5] != messages[:5] or sent[-1:] != messages[-2:-1]:
+            self.fail(f"the second run's first request was {lab.shape(sent) or '(nothing)'}; "
+                      "expected it to begin with U A U A[s1] R(s1), everything said before, and "
+                      "end with the new question. Send the whole transcript, `messages`, not "
+                      "only this run's messages: the model keeps nothing between calls.")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,16 @@ class _Case(unittest.TestCase):
         if got != want:
             self.fail(f"{call} returned {_clip(got)}, expected {_clip(want)}")
 
+    def status_on_its_own_line(self, content, want, what):
+        """Fail, saying what to add, if `content` misses `want` only by the "\\n" that puts
+        "Command exited" on a line of its own."""
+        at = content.find("Command exited") if isinstance(content, str) else -1
+        if at >= 0 and content != want and content[:at] + "\n" + content[at:] == want:
+            self.fail(f"{what}: {_clip(content[max(0, at - 20):at])} comes just before "
+                      "\"Command exited with code N\", one \"\\n\" short. Put \"\\n\" before "
+                      "\"Command exited…\", always, so the status starts on a line of its own "
+                      "even when the output already ends in a newline.")
+
     def tool(self, what, function, *args, **kwargs):
         """The tool function(*args, **kwargs) makes, or a failure that says what came back."""
         tool = self.call(what, function, *args, **kwargs)
@@ -244,8 +254,10 @@ class Lab1(_Case):
                    "a read of the empty empty.txt with offset 2")
 
     def test_read_line_over_budget(self):
-        """A first line over the byte budget is not shown at all, not even part of it: a note gives its size in bytes, and "Use offset=2 to skip it." only when a line follows it."""
-        ws = lab.Workspace({"min.js": "x" * 300 + "\nnext\n", "one.txt": "é" * 60 + "\n"})
+        """A first line over the byte budget is not shown at all, not even part of it: a note gives its size in bytes, and "Use offset=N+1 to skip it." only when a line of the file follows it: line 2 of a.js at offset 2 says "Line 2" and "offset=3", the last line says no offset, and limit=1 does not hide the line after it."""
+        ws = lab.Workspace({"min.js": "x" * 300 + "\nnext\n", "one.txt": "é" * 60 + "\n",
+                            "a.js": "short\n" + "y" * 200 + "\nend\n",
+                            "b.js": "short\n" + "y" * 200 + "\n"})
         read = self.tool("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
                          max_bytes=100)
         self.same(self.ordinary(read, {"path": "min.js"}, "read of min.js"),
@@ -257,6 +269,20 @@ class Lab1(_Case):
                   "so none of it is shown.]",
                   "read of one.txt, one line of 60 \"é\" (121 bytes, 61 characters), "
                   "with max_bytes=100")
+        self.same(self.ordinary(read, {"path": "min.js", "limit": 1}, "read of min.js, limit=1"),
+                  "[Line 1 of min.js is 301 bytes, over the 100-byte budget of one read, "
+                  "so none of it is shown. Use offset=2 to skip it.]",
+                  "read of min.js with limit=1 (line 2 is still in the file, so the note says "
+                  "how to skip line 1)")
+        self.same(self.ordinary(read, {"path": "a.js", "offset": 2}, "read of a.js, offset=2"),
+                  "[Line 2 of a.js is 201 bytes, over the 100-byte budget of one read, "
+                  "so none of it is shown. Use offset=3 to skip it.]",
+                  "read of a.js at offset=2, whose line 2 is 201 bytes (the note names the line "
+                  "that was asked for, and the one after it)")
+        self.same(self.ordinary(read, {"path": "b.js", "offset": 2}, "read of b.js, offset=2"),
+                  "[Line 2 of b.js is 201 bytes, over the 100-byte budget of one read, "
+                  "so none of it is shown.]",
+                  "read of b.js at offset=2, whose last line, line 2, is 201 bytes")
 
     def test_read_describes_its_budget(self):
         """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says "10 lines" and "50000 bytes"."""
@@ -295,12 +321,13 @@ class Lab2(_Case):
                    "a bash call that sends cmd instead of command")
 
     def test_bash_failure_is_news(self):
-        """A command that fails is an ordinary result, is_error False: "cat missing.txt" comes back with its message, then "Command exited with code 1"."""
+        """A command that fails is an ordinary result, is_error False: "cat missing.txt" comes back with its message, then "\\nCommand exited with code 1", the status on a line of its own."""
         bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "cat missing.txt"},
                                 "cat missing.txt, a command that ran and failed,")
-        self.same(content, "cat: missing.txt: No such file or directory\n"
-                           "\nCommand exited with code 1", "the result of cat missing.txt")
+        want = "cat: missing.txt: No such file or directory\n\nCommand exited with code 1"
+        self.status_on_its_own_line(content, want, "the result of cat missing.txt")
+        self.same(content, want, "the result of cat missing.txt")
 
     def test_bash_keeps_the_end(self):
         """"seq 1 5000" comes back as lines 3001 to 5000, then "[Showing the last 2000 of 5000 lines. Narrow the command for more.]"."""
@@ -330,9 +357,11 @@ class Lab2(_Case):
         """When a long output ends in a failure ("seq 1 5000 && false"), the result still ends with "Command exited with code 1", after the note, and is not an error."""
         bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "seq 1 5000 && false"}, "seq 1 5000 && false")
-        self.same(content, "".join(f"{k}\n" for k in range(3001, 5001))
-                  + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]"
-                  + "\nCommand exited with code 1", "the result of seq 1 5000 && false")
+        want = ("".join(f"{k}\n" for k in range(3001, 5001))
+                + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]"
+                + "\nCommand exited with code 1")
+        self.status_on_its_own_line(content, want, "the result of seq 1 5000 && false")
+        self.same(content, want, "the result of seq 1 5000 && false")
 
     def test_write_checks_its_arguments(self):
         """A write call with no content is answered "content must be a string", is_error True, and writes nothing; a good one says "Successfully wrote to a.py."."""
