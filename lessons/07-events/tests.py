@@ -139,6 +139,24 @@ class Lab1(unittest.TestCase):
         self.assertEqual(first_turn_end, (1, 1),
                          "at the first turn_end the model should have been called once, not yet "
                          f"for the answer; (tool runs, model calls) was {first_turn_end}")
+        c1, c2 = lab.call("ping", {}, id="c1"), lab.call("ping", {}, id="c2")
+        model = lab.ScriptedModel([lab.reply(c1, c2), lab.say("Both said pong.")])
+        runs, order = [], []
+        try:
+            for event in harness.run_agent(model, harness.SYSTEM, [], [_echo(runs)], "Go."):
+                kind, message = event["type"], event.get("message") or {}
+                if kind.startswith("tool_execution"):
+                    order.append(f"{kind[15:]}({event['call']['id']}) after {len(runs)} run(s)")
+                elif message.get("role") == "toolResult":
+                    order.append(f"result({message['tool_call_id']})")
+        except Exception as error:
+            self.fail(f"with a reply of two calls the run raised {type(error).__name__}: {error}")
+        want = ["start(c1) after 0 run(s)", "result(c1)", "end(c1) after 1 run(s)",
+                "start(c2) after 1 run(s)", "result(c2)", "end(c2) after 2 run(s)"]
+        self.assertEqual(order, want,
+                         "with a reply of two calls, each call's start, result and end should "
+                         "come before the next call's start: expected " + ", ".join(want)
+                         + "; got " + (", ".join(order) or "no tool events"))
 
     def test_consumer_stops_early(self):
         """A consumer that stops at the first tool_execution_start stops the run: the tool never runs and the model is not called again."""
@@ -262,8 +280,10 @@ class Lab1(unittest.TestCase):
         self._call(lambda: [frontend.render(event) for event in run])
         ok, printed = self._call(frontend.finish)
         self.assertEqual((printed, ok), ("Error: 503 overloaded\n", False),
-                         f"after a failed run finish() printed {printed!r} and returned {ok!r}; "
-                         "expected 'Error: 503 overloaded\\n' and False")
+                         f"after a failed run finish() printed {printed!r} to stdout (and "
+                         f"{self.stderr!r} to stderr) and returned {ok!r}; expected "
+                         "'Error: 503 overloaded\\n' on stdout and False: this lab wants the "
+                         "Error: line on stdout, where print() puts it")
         frontend, _ = self._call(harness.FinalTextRenderer)
         ok, printed = self._call(frontend.finish)
         self.assertEqual((printed, self.stderr, ok), ("", "", False),
@@ -310,6 +330,12 @@ class Lab1(unittest.TestCase):
         events, messages = self._run(model, [tool], "with a tool that raises",
                                      hint=". A tool's exception should become a result: run "
                                           "every call through run_tool, as lesson 4 does")
+        starts, ends = (_types(events).count(kind) for kind in ("tool_execution_start",
+                                                                "tool_execution_end"))
+        self.assertEqual((starts, ends), (1, 1),
+                         f"with a tool that raises, the run yielded {starts} tool_execution_start "
+                         f"and {ends} tool_execution_end; expected one of each: a tool that fails "
+                         "still ends, and its end carries the error result")
         result = messages[2] if len(messages) > 2 else {}
         self.assertEqual((result.get("is_error"), result.get("content"), lab.shape(messages)),
                          (True, "disk on fire", "U A[p1] R(p1) A"),

@@ -160,13 +160,22 @@ class Lab1(_LabCase):
                       "line above def is_running(self).")
         if h.is_running is not False:
             self.fail(f"a new harness says is_running {h.is_running!r}; expected False.")
+        try:
+            h.is_running = False
+        except AttributeError:
+            pass
+        else:
+            self.fail("h.is_running = False was taken without a word: is_running is a plain "
+                      "attribute anyone can set. Make it a read-only property that returns "
+                      "self._running, with @property on the line above def is_running(self).")
         run = self.prompt(h, "Hi", "On a new harness")
+        if not hasattr(run, "__next__"):
+            self.fail(f"h.prompt() returned {type(run).__name__}, not the run: return "
+                      "self._run(text), the generator itself, without pulling its events.")
         if h.is_running is not True:
             self.fail(f"just after h.prompt(\"Hi\") returned, is_running is {h.is_running!r}; "
                       "expected True. The run exists from the call of prompt(): set the flag "
                       "there, before anything is pulled, not inside the generator.")
-        if not hasattr(run, "__next__"):
-            self.fail(f"h.prompt() returned {type(run).__name__}, not the run.")
         try:
             for event in run:
                 if h.is_running is not True:

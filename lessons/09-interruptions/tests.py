@@ -13,6 +13,7 @@ sentence, so a wrong design fails and never errors.
 """
 import traceback
 import unittest
+from collections import deque
 from pathlib import Path
 
 import harness
@@ -72,6 +73,28 @@ class Lab1(unittest.TestCase):
             self.fail(f"The run raised {type(error).__name__}: {error}{where}")
         return events
 
+    def test_drain_hands_a_list(self):
+        """_drain(queue) returns a list: [the oldest message], taken off the queue, or [] when the queue is empty."""
+        h = harness.Harness(lab.ScriptedModel([]), harness.SYSTEM, [])
+        first, second = lab.user("First."), lab.user("Second.")
+        queue = deque([first, second])
+        for given, want, left in ((queue, [first], 1), (queue, [second], 0), (queue, [], 0)):
+            try:
+                got = h._drain(given)
+            except Exception as error:
+                self.fail(f"h._drain() on a queue of {len(given)} raised "
+                          f"{type(error).__name__}: {error}; on an empty queue it should "
+                          "return [].")
+            if not (isinstance(got, list) and len(got) == len(want)
+                    and all(a is b for a, b in zip(got, want))):
+                self.fail(f"h._drain() on a queue of {len(want) + left} gave {got!r}; expected "
+                          f"{want!r}. The loop adds what _drain gives to a list, so _drain "
+                          "returns a list: [queue.popleft()] if queue else [].")
+            self.assertEqual(len(queue), left,
+                             f"after h._drain() the queue holds {len(queue)} message(s); "
+                             f"expected {left}: take the message off the queue as you hand it "
+                             "over.")
+
     def test_steer_while_idle(self):
         """A message steered while no run is going on goes in right after the next prompt, in the first turn, and the first model call is sent both."""
         model = lab.ScriptedModel([lab.say("Tabs it is... spaces, then.")])
@@ -100,7 +123,19 @@ class Lab1(unittest.TestCase):
                 typed.append(True)
                 h.steer("Use spaces.")
         h = harness.Harness(model, harness.SYSTEM, [_tool("edit", type_once)])
-        events = self._drive(lambda: h.prompt("Indent both files."), sofar=lambda: h.messages)
+        early = []
+
+        def on_event(event):             # mutate, then announce: the user's words too
+            said = event.get("message") or {}
+            if event["type"] == "message_end" and said.get("role") == "user" and not (
+                    h.messages and h.messages[-1] is said):
+                early.append(said.get("content"))
+        events = self._drive(lambda: h.prompt("Indent both files."), on_event,
+                             sofar=lambda: h.messages)
+        self.assertEqual(early, [],
+                         f"The message_end of the user message(s) {early} came before the "
+                         "message was on h.messages: append what the queue gives, then yield "
+                         "its message_end, as for every other message.")
         self.assertEqual(_shape(h.messages), "U A[e1,e2] R(e1) R(e2) U A",
                          "Expected U A[e1,e2] R(e1) R(e2) U A, got " + _shape(h.messages) +
                          ": a user message may not come between a call and its result.")
