@@ -129,6 +129,26 @@ class Lab1(_LabCase):
             self.fail(f"the made-up result is {_what(view[2])}; it differs from {want!r} in "
                       f"{', '.join(wrong)}.")
 
+    def test_two_missing_results(self):
+        """Two calls with no result in one message get two made-up results, one for each call, in call order: two separate messages, never one shared dict."""
+        w1 = lab.call("write", {"path": "a.txt"}, id="w1")
+        w2 = lab.call("write", {"path": "b.txt"}, id="w2")
+        record = [lab.user("Write both."), lab.reply(w1, w2)]
+        before = copy.deepcopy(record)
+        view = self.repair(record)
+        self.assert_unchanged(record, before, "repair_tool_history")
+        if _shape(view) != "U A[w1,w2] R(w1) R(w2)":
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[w1,w2] R(w1) R(w2): one made-up result per unanswered call, in call "
+                      "order.")
+        problems = lab.validate(view)
+        if problems:
+            self.fail(f"the repaired view is not a transcript a provider accepts: {problems[0]}")
+        if view[2] is view[3]:
+            self.fail("view[2] and view[3] are one and the same dict, so both carry the id of "
+                      "whichever call was filled in last. Build a new result dict for every "
+                      "call that has none; never keep one stand-in and update it.")
+
     def test_results_put_in_place(self):
         """A result recorded out of place is moved to just after its call, in call order; of two results for one call the first wins; a result whose call is nowhere is dropped."""
         a, b = lab.call("t", {"n": 1}, id="a"), lab.call("t", {"n": 2}, id="b")
@@ -151,6 +171,24 @@ class Lab1(_LabCase):
             said = "the second one" if view[3] is second_b else _what(view[3])
             self.fail(f"b has two recorded results, and view[3] is {said}; expected the first "
                       "one recorded: of two results for one call, the first wins.")
+
+    def test_result_before_its_call(self):
+        """A result recorded before its call is moved to just after the call, the very object, not made up."""
+        a = lab.call("t", {"n": 1}, id="a")
+        early = lab.tool_result(a, "a, recorded early")
+        record = [lab.user("Go."), early, lab.reply(a), lab.user("Next.")]
+        before = copy.deepcopy(record)
+        view = self.repair(record)
+        self.assert_unchanged(record, before, "repair_tool_history")
+        if _shape(view) != "U A[a] R(a) U":
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[a] R(a) U: the result for a moved down to just after its call.")
+        if view[2] is not early:
+            said = ("a made-up INTERRUPTED result" if view[2].get("content") == harness.INTERRUPTED
+                    else _what(view[2]))
+            self.fail(f"view[2] is {said}; expected the result recorded for a, which sits "
+                      "before the call in the record. Look for a call's result in the whole "
+                      "record, not only in the messages after the call.")
 
     def test_idempotent(self):
         """Repairing twice gives what repairing once gave."""

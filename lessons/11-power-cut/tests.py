@@ -125,7 +125,7 @@ class _LabCase(unittest.TestCase):
             return
         except Exception as error:
             self.fail(f"{what} raised {type(error).__name__}: {error}. Expected {want}.")
-        self.fail(f"{what} returned {_what(got)} although line {line} of the file is torn. "
+        self.fail(f"{what} returned {_what(got)} although line {line} of the file is not a complete log entry. "
                   f"Expected {want}: a line that is not JSON is never skipped.")
 
     def append(self, ws, log, message, number):
