@@ -460,7 +460,7 @@ class Lab2(_LabCase):
             except Exception as error:
                 self.fail(f"with {what}, compact raised {type(error).__name__}: {error}.")
             else:
-                self.fail(f"with {what} during the summary, compact returned; expected the "
+                self.fail(f"{what}: compact returned instead of raising; expected the "
                           "error to go up.")
             self.assertEqual(ws.read_text(LOG), before,
                              f"with {what} during the summary, the log changed: ask for the "
@@ -517,6 +517,45 @@ class Lab2(_LabCase):
         first = work[0].messages[0] if work else None
         self.assertTrue(first and str(first.get("content", "")).startswith(harness.SUMMARY_PREFIX),
                         "the prompt's first request did not start with the summary.")
+
+    def test_threshold_counts_the_prompt(self):
+        """The new prompt is part of the estimate: with the messages alone exactly at
+        window - reserve and the prompt tipping them over, the Session compacts first."""
+        ws, log = _logged(6)
+        alone = harness.estimate_tokens(log.replay())
+        model = _model(100_000)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=alone + 500,
+                            reserve=500, keep_recent=600)
+        events, error = _drain(session.prompt("Now m7.py."))
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(reasons, ["threshold"], f"compaction events: {reasons}; expected one, "
+                         f"reason 'threshold'. The messages alone come to {alone}, exactly "
+                         "window - reserve, and the new prompt tips them over: estimate "
+                         "messages + [the prompt], the request you are about to send.")
+
+    def test_old_refusal_is_not_overflow(self):
+        """Only the run's last message is tested for an overflow: a refusal for length left
+        in the record by an earlier prompt does not make the next prompt compact."""
+        ws, log = _logged(6)
+        h = harness.Harness(lab.ScriptedModel([lab.provider_error(
+            "400 prompt is too long: 9120 tokens > 8000 maximum")]), harness.SYSTEM,
+            [harness.make_read_tool(ws)], messages=log.replay())
+        h.subscribe(harness.persist_to(log))
+        lab.drive(h.prompt("Now m7.py."))
+        model = _Capped(_model(100_000))
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000, reserve=0,
+                            keep_recent=600)
+        events, error = _drain(session.prompt("Now m8.py."))
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(reasons, [], f"compaction events: {reasons}; expected none. The "
+                         "refusal is an earlier prompt's, and this run ended with an answer: "
+                         "test only the last message of the run, after it, for an overflow.")
+        self.assertEqual(_summary_requests(model), [], "a summary was asked for although this "
+                         "prompt's run was not refused.")
 
     def test_overflow_retry_once(self):
         """A request refused for length mid-run: the Session compacts once (event reason
@@ -635,6 +674,8 @@ class Lab2(_LabCase):
             self.fail("with max_turns=2 the Session's run kept calling a model that never "
                       "stops; expected 2 calls. Pass max_turns to the Harness it builds.")
         self.assertIsNone(error, f"the prompt raised {error!r}.")
+        self.assertTrue(session.messages, "after the prompt the Session's record is empty: its "
+                        "Harness must save every message to the log (persist_to).")
         self.assertEqual(len(model.calls), 2, f"the Session's run made {len(model.calls)} model "
                          "calls with max_turns=2; expected 2. Pass max_turns to the Harness.")
         stop = session.messages[-1].get("error_message")

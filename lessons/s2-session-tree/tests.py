@@ -252,17 +252,22 @@ class Lab1(_LabCase):
 
     def test_a_duplicate_id_is_refused(self):
         """An id used twice raises ValueError naming the second line that uses it, from rows(),
-        replay() and path_to()."""
+        replay() and path_to(), also when neither line is on the path being walked."""
         ws = lab.Workspace({LOG: _file(_msg(1, None), _msg(2, "e1"), _msg(3, "e2"),
                                        _msg(2, "e3"), _msg(5, "e2"))})
         tree = harness.SessionTree(ws, LOG)
         for what, call in (("rows()", tree.rows), ("replay()", tree.replay),
                            ("path_to('e3')", lambda: tree.path_to("e3"))):
             self.refuses(what, call, 4, "e2 is used on lines 2 and 4")
+        ws = lab.Workspace({LOG: _file(_msg(1, None), _msg(2, "e1"), _msg(3, "e2"),
+                                       _msg(3, "e2"), _leaf(5, "e2"))})
+        self.refuses("replay()", harness.SessionTree(ws, LOG).replay, 4,
+                     "e3 is used on lines 3 and 4, off the path e1 e2 the leaf on line 5 "
+                     "asks for; the file is still not a tree")
 
     def test_a_missing_parent_is_refused(self):
-        """A parent_id that names no entry raises ValueError naming the line of the entry that
-        names it, for a message and for a leaf entry alike."""
+        """A parent_id on the path that names no entry raises ValueError naming the line of the
+        entry that names it, for a message and for a leaf entry alike."""
         ws = lab.Workspace({LOG: _file(_msg(1, None), _msg(2, "e1"), _msg(3, "e9"),
                                        _msg(4, "e3"))})
         tree = harness.SessionTree(ws, LOG)
