@@ -154,5 +154,11 @@ def screenshot(page, name: str) -> Path:
     """Keep a screenshot of `page` as test-artifacts/<name>.png."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=False)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    try:
+        page.screenshot(path=str(path), full_page=False)
+    except PlaywrightTimeout:
+        # A screenshot is kept for a person to look at, not asserted: on a machine too busy to
+        # paint within the time, the test's own checks still decide, and the picture is skipped.
+        print(f"screenshot {name}: the page did not paint in time; none kept")
     return path
