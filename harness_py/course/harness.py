@@ -1709,8 +1709,7 @@ class Session:
 # project's instruction files, the skills it may read, the date and the folder. It is built from
 # the world as it is, when a prompt starts, and never written down: the log keeps what happened.
 
-IDENTITY = ("You are a coding agent. You work in the user's project with the tools below, and "
-            "you say plainly what you did and what you did not do.")
+IDENTITY = "You are a coding agent in the user's project. Say plainly what you did and did not do."
 GUIDELINES = (
     "Read a file before you change it.",
     "Follow the project's instructions below; where two disagree, the nearer folder's wins.",
