@@ -152,7 +152,10 @@ class _LabCase(unittest.TestCase):
         events, error = _drain(session.prompt(text))
         if isinstance(error, TooManyCalls):
             self.fail(f"prompt({text!r}) kept calling the model: {error}.")
-        self.assertIsNone(error, f"prompt({text!r}) raised {type(error).__name__}: {error}.")
+        if error is not None:
+            hint = (" A function went where text was expected: call the builder and use the text "
+                    "it returns." if "not JSON serializable" in str(error) else "")
+            self.fail(f"prompt({text!r}) raised {type(error).__name__}: {error}.{hint}")
         return events
 
 
