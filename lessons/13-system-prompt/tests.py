@@ -212,8 +212,8 @@ class Lab1(_LabCase):
 
     def test_list_skills(self):
         """list_skills(ws) gives one {"name", "description", "path"} per skills/<name>/SKILL.md,
-        sorted by name, skips a folder without a SKILL.md, and gives [] when there is no skills
-        folder."""
+        sorted by name, the description "" when its front matter has none, skips a folder without
+        a SKILL.md, and gives [] when there is no skills folder."""
         got = self.call("list_skills", harness.list_skills, _disk())
         want = [{"name": "db-migrate", "description": "Write and run a database migration.",
                  "path": "skills/db-migrate/SKILL.md"},
@@ -221,6 +221,12 @@ class Lab1(_LabCase):
                  "path": "skills/release/SKILL.md"}]
         self.assertEqual([dict(s) for s in got], want, f"list_skills returned {got}; expected "
                          f"{want}.")
+        bare = lab.Workspace({"skills/todo/SKILL.md": "Just a body, no front matter.\n"})
+        got = self.call("list_skills", harness.list_skills, bare)
+        want = [{"name": "todo", "description": "", "path": "skills/todo/SKILL.md"}]
+        self.assertEqual([dict(s) for s in got], want, f"for a SKILL.md with no front matter "
+                         f"list_skills returned {got}; expected {want}: skill_description gives "
+                         "\"\" and the skill is still listed.")
         got = self.call("list_skills", harness.list_skills, lab.Workspace({"a.py": ""}))
         self.assertEqual(list(got), [], f"with no skills folder, list_skills returned {got!r}; "
                          "expected [].")
