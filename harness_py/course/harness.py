@@ -1543,7 +1543,7 @@ def summarise(model, messages):
 OVERFLOW_WORDS = ("prompt is too long", "context length", "context window", "maximum context",
                   "too many tokens", "input is too long")
 #@ end
-#@ block 12.2 gap
+#@ block 12.2..13.2 gap
 #@ spec
 # Spec only. The tests import three names here: is_overflow, compact and Session (and they call
 # Harness.prompt(None), the retry run_agent now gives you).
@@ -1628,4 +1628,216 @@ class Session:
                                                                   self.keep_recent):
             yield {"type": "compaction", "reason": "overflow"}
             yield from self._harness().prompt(None)   # once: a second refusal stays
+#@ end
+#@ block 13.2 gap
+#@ spec
+# Below is lesson 12's code. is_overflow and compact stay as they are; Session changes in two
+# places, and the tests import it as before.
+#
+# Session(model, system, tools, log, *, window, ...): `system` is either a string (lesson 12's
+#     fixed prompt) or a function of no arguments that returns the prompt, such as
+#     lambda: build_system_prompt(tools, ws, cwd, clock).
+#   - prompt(text) works the prompt out once, at its start: it calls `system` if it is callable,
+#     and uses that one text for the whole prompt: the estimate, the run, and the retry after an
+#     overflow. Nothing keeps it afterwards: the next prompt builds it again, and the log never
+#     holds it, so a resumed session gets today's.
+#   - the estimate before a prompt counts the system prompt too, as one more message:
+#     estimate_tokens([user_message(system_text)] + messages + [user_message(text)]).
+#@ code
+
+
+def is_overflow(message):
+    """A refusal for length: a failed reply whose words say the request was too long. Providers
+    word it differently and give it no code of their own, so the words are all there is."""
+    words = (message.get("error_message") or "").lower()
+    return (message["role"] == "assistant" and message.get("stop_reason") == "error"
+            and any(marker in words for marker in OVERFLOW_WORDS))
+
+
+def compact(log, model, keep_recent=KEEP_RECENT):
+    """Summarise the old part of the log and append one entry saying so; True if it did. The
+    summary is asked for before anything is written, so a failure leaves the log as it was."""
+    rows = log.rows()
+    cut = find_cut([message for _, message in rows], keep_recent)
+    if cut == 0:
+        return False
+    summary = summarise(model, [message for _, message in rows[:cut]])
+    log.append_compaction(summary, [row_id for row_id, _ in rows[:cut]])
+    return True
+
+
+class Session:
+    """A harness over a log that meets the wall at most once a prompt, and reads today's
+    instructions at the start of each prompt. Holds its settings and nothing else: the transcript
+    is log.replay(), and the system prompt is built when a prompt starts and dropped when it
+    ends, so it is never stale and never in the log."""
+
+    def __init__(self, model, system, tools, log, *, window, reserve=RESERVE,
+                 keep_recent=KEEP_RECENT, max_turns=None):
+        self.model, self.system, self.tools, self.log = model, system, list(tools), log
+        self.window, self.reserve, self.keep_recent = window, reserve, keep_recent
+        self.max_turns = max_turns
+
+    @property
+    def messages(self):
+        return self.log.replay()
+
+    def _harness(self, system):
+        """A harness on the log as it stands, saving to it, with this prompt's instructions."""
+        h = Harness(self.model, system, self.tools, messages=self.log.replay(),
+                    max_turns=self.max_turns)
+        h.subscribe(persist_to(self.log))
+        return h
+
+    def prompt(self, text):
+        system = self.system() if callable(self.system) else self.system   # once a prompt
+        estimate = estimate_tokens([user_message(system)] + self.messages + [user_message(text)])
+        if estimate > self.window - self.reserve and compact(self.log, self.model,
+                                                             self.keep_recent):
+            yield {"type": "compaction", "reason": "threshold"}
+        h = self._harness(system)
+        yield from h.prompt(text)
+        if h.messages and is_overflow(h.messages[-1]) and compact(self.log, self.model,
+                                                                  self.keep_recent):
+            yield {"type": "compaction", "reason": "overflow"}
+            yield from self._harness(system).prompt(None)   # the same instructions, once
+#@ end
+#@ block 13.1 given
+
+
+# == 8 instructions ==
+# The system prompt says who the agent is and what is true today: its tools, its rules, the
+# project's instruction files, the skills it may read, the date and the folder. It is built from
+# the world as it is, when a prompt starts, and never written down: the log keeps what happened.
+
+IDENTITY = "You are a coding agent in the user's project. Say plainly what you did and did not do."
+GUIDELINES = (
+    "Read a file before you change it.",
+    "Follow the project's instructions below; where two disagree, the nearer folder's wins.",
+    "Run the tests after a change, and report what they said.",
+    "Ask before you delete anything.",
+)
+INSTRUCTIONS_FILE = "AGENTS.md"   # a project's standing instructions, in any folder
+SKILLS_FOLDER = "skills"          # skills/<name>/SKILL.md
+
+
+def snippet(tool):
+    """A tool in one line for the prompt: the first sentence of its description. The full
+    description and the parameters travel with the request's tool list already."""
+    first = tool["description"].split(". ")[0].strip()
+    return first if first.endswith(".") else first + "."
+
+
+def skill_description(text):
+    """The `description:` of a SKILL.md's front matter (the lines between the first two `---`),
+    or "" if it has none. Only this line of a skill goes into the prompt."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return ""
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        if line.startswith("description:"):
+            return line[len("description:"):].strip()
+    return ""
+#@ end
+#@ block 13.1 gap
+#@ spec
+# Spec only. The tests import three names here: find_instructions, list_skills and
+# build_system_prompt. All three read the workspace when they are called, and write nothing.
+#
+# find_instructions(ws, cwd) -> list of (path, text)   every INSTRUCTIONS_FILE on the way from
+#     the workspace's root (".") down to the working folder `cwd` ("." or a path such as
+#     "app/api"), the root's first and the working folder's last: "AGENTS.md", "app/AGENTS.md",
+#     "app/api/AGENTS.md", each only if it exists. Never a folder beside the way or below cwd.
+#
+# list_skills(ws) -> list of dicts   one {"name", "description", "path"} for each
+#     SKILLS_FOLDER/<name>/SKILL.md on the disk, sorted by name: the name is the folder's, the
+#     description is skill_description(its text), the path is the file's. [] with no skills.
+#
+# build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()) -> str   sections
+#     joined by one blank line ("\n\n"), in this order, a section with nothing in it left out:
+#   1. the default part, or `custom` (a string) in its place; custom replaces only this part:
+#        IDENTITY
+#        "Tools:" then one line per tool, in order: f"- {name}: {snippet(tool)}" ("- (none)")
+#        "Guidelines:" then one line f"- {g}" per guideline: each tool's tool.get("guidelines"),
+#        in tool order, then `guidelines`, then GUIDELINES; stripped, blank ones dropped, and each
+#        only once, where it first came
+#      (IDENTITY, the tools and the guidelines are three sections of this part)
+#   2. the project's instructions, if find_instructions found any: the line
+#        "Project instructions, outermost first; the last is nearest and wins:"
+#      then per file f'<instructions path="{path}">', its text with text.rstrip(), and
+#      "</instructions>", one line each
+#   3. the skills, if there are any and a tool is named "read":
+#        "Skills: when a task matches one, read its file with the read tool first."
+#      then one line per skill f"- {name}: {description} ({path})". Never a skill's body
+#   4. f"Today's date: {clock.today().isoformat()}" and, on the next line,
+#      f"Working folder: {where}", where is "/workspace" for "." and "/workspace/" + cwd else.
+#      The clock is asked now, each time: never the machine's date, never a date kept from before
+#@ code
+
+
+def find_instructions(ws, cwd):
+    """The project's instruction files from the root down to the working folder, nearest last,
+    read now: the last word is the most specific one, and an edit shows at the next build."""
+    folders, parts = ["."], [part for part in cwd.split("/") if part not in ("", ".")]
+    folders += ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    paths = [INSTRUCTIONS_FILE if folder == "." else f"{folder}/{INSTRUCTIONS_FILE}"
+             for folder in folders]
+    return [(path, ws.read_text(path)) for path in paths if ws.exists(path)]
+
+
+def list_skills(ws):
+    """Every skill on the disk by name, description and path: what the prompt lists. A skill's
+    instructions stay in its file until the model reads them."""
+    if not ws.exists(SKILLS_FOLDER):
+        return []
+    skills = []
+    for name in ws.listdir(SKILLS_FOLDER):
+        path = f"{SKILLS_FOLDER}/{name}/SKILL.md"
+        if ws.exists(path):
+            skills.append({"name": name, "description": skill_description(ws.read_text(path)),
+                           "path": path})
+    return sorted(skills, key=lambda skill: skill["name"])
+
+
+def collect_guidelines(tools, guidelines=()):
+    """The tools' guidelines, the caller's, then the harness's own, each said once, where it
+    first came: two tools that share a rule should not make it louder."""
+    said = []
+    for tool in tools:
+        said += list(tool.get("guidelines", ()))
+    said += list(guidelines) + list(GUIDELINES)
+    unique = []
+    for guideline in (g.strip() for g in said):
+        if guideline and guideline not in unique:
+            unique.append(guideline)
+    return unique
+
+
+def build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()):
+    """Today's system prompt, from today's state: the default part (or the caller's own), the
+    project's instructions, the skills by name, the date and the folder. Pure apart from reading
+    the disk and the clock: the same world gives the same text."""
+    if custom is not None:
+        sections = [custom]
+    else:
+        tool_lines = [f"- {tool['name']}: {snippet(tool)}" for tool in tools] or ["- (none)"]
+        sections = [IDENTITY, "\n".join(["Tools:"] + tool_lines),
+                    "\n".join(["Guidelines:"] + [f"- {g}" for g in
+                                                 collect_guidelines(tools, guidelines)])]
+    files = find_instructions(ws, cwd)
+    if files:
+        lines = ["Project instructions, outermost first; the last is nearest and wins:"]
+        for path, text in files:
+            lines += [f'<instructions path="{path}">', text.rstrip(), "</instructions>"]
+        sections.append("\n".join(lines))
+    skills = list_skills(ws)
+    if skills and any(tool["name"] == "read" for tool in tools):
+        lines = ["Skills: when a task matches one, read its file with the read tool first."]
+        lines += [f"- {s['name']}: {s['description']} ({s['path']})" for s in skills]
+        sections.append("\n".join(lines))
+    where = "/workspace" if cwd in ("", ".") else f"/workspace/{cwd.strip('/')}"
+    sections.append(f"Today's date: {clock.today().isoformat()}\nWorking folder: {where}")
+    return "\n\n".join(sections)
 #@ end

@@ -38,6 +38,11 @@ A full window (lab/window.py, lesson 12):
     summariser()                        a step that summarises what it is sent, if offered no tools
     SUMMARY_PREFIX                      "Previous conversation summary:\n"
 
+Today's instructions (lesson 13):
+    Clock(start="2026-03-02")           .today() -> datetime.date  .advance(days=1): the stage's
+                                        date, so a prompt that carries it can be proven
+    skill(name, description, body)      {"skills/<name>/SKILL.md": text}, front matter first
+
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
 stop_at_first=False) -> CrashReport (lab/crashes.py).
@@ -57,6 +62,8 @@ from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful,
                     raises, tokens, usage)
 from .shell import Shell
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
+from .clock import Clock
+from .skills import skill
 from .workspace import Cut, PowerCut, Workspace, cut
 
 __all__ = [
@@ -68,6 +75,7 @@ __all__ = [
     "Shell", "drive",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
+    "Clock", "skill",
 ]
 
 

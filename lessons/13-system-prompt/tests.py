@@ -1,0 +1,622 @@
+"""Lesson 13's lab tests: today's instructions.
+
+Lab1 checks find_instructions, list_skills and build_system_prompt (point 13.1). Lab2 checks the
+Session that builds the prompt when each prompt starts (point 13.2), and re-tests the rules it
+rewrites: lesson 12's compaction and retry, lesson 05's brake and lesson 11's log. Each test's
+docstring is its checklist line on the page, word for word. Run them with
+
+    python lab/lab_check.py --harness harness.py --lesson 13 tests.py [--lab 1|2]
+"""
+import json
+import unittest
+
+import harness
+import lab
+
+LESSON = 13
+LOG = "session.jsonl"
+ROOT = "Root rule: run the tests with `make test`.\n"
+APP = "App rule: the app/ code uses 4 spaces.\n\n"
+API = "API rule: every handler returns JSON.\n"
+BESIDE = "Docs rule: write in British English.\n"
+BELOW = "v2 rule: nothing here is released yet.\n"
+RELEASE_BODY = "1. Bump the version in VERSION.\n2. Write CHANGELOG.md.\n3. SECRET-STEP-RELEASE tag it."
+MIGRATE_BODY = "Run the migrations in order. SECRET-STEP-MIGRATE never edit an old one."
+
+
+def _disk(without=()):
+    """A project: instructions at the root, in app/ and in app/api/, one beside the way (docs/)
+    and one below it (app/api/v2/), two skills and a folder that is not one; less the paths in
+    `without`."""
+    files = {"AGENTS.md": ROOT, "app/AGENTS.md": APP, "app/api/AGENTS.md": API,
+             "docs/AGENTS.md": BESIDE, "app/api/v2/AGENTS.md": BELOW,
+             "app/api/handlers.py": "def get():\n    return {}\n",
+             **lab.skill("release", "Cut a release: version, changelog, tag.", RELEASE_BODY),
+             **lab.skill("db-migrate", "Write and run a database migration.", MIGRATE_BODY),
+             "skills/notes/README.md": "Not a skill: no SKILL.md here.\n"}
+    return lab.Workspace({path: text for path, text in files.items() if path not in without})
+
+
+def _tool(name, description, guidelines=None):
+    tool = {"name": name, "description": description,
+            "parameters": {"type": "object", "properties": {}}, "execute": lambda arguments: ""}
+    if guidelines is not None:
+        tool["guidelines"] = guidelines
+    return tool
+
+
+def _tools(ws):
+    return [harness.make_read_tool(ws), harness.make_write_tool(ws)]
+
+
+def _first_difference(got, want):
+    """Where two texts part, in words: a long assertEqual would make difflib think for ages."""
+    for n, (a, b) in enumerate(zip(got.splitlines(), want.splitlines()), 1):
+        if a != b:
+            return f"line {n} is {a!r}; expected {b!r}"
+    g, w = len(got.splitlines()), len(want.splitlines())
+    if g != w:
+        return f"it has {g} lines; expected {w}"
+    return "they differ only in blank space at line ends or the end"
+
+
+def _sections(prompt):
+    return prompt.split("\n\n")
+
+
+class TooManyCalls(RuntimeError):
+    """Raised by _Capped: the harness under test kept calling the model."""
+
+
+class _Capped:
+    """A model that stops a runaway: past `cap` calls it raises, so a harness that retries for
+    ever fails a test at once instead of hanging it."""
+
+    def __init__(self, model, cap=12):
+        self.model, self.cap = model, cap
+
+    @property
+    def calls(self):
+        return self.model.calls
+
+    def complete(self, system, messages, tools=None):
+        if len(self.model.calls) >= self.cap:
+            raise TooManyCalls(f"the model was called more than {self.cap} times")
+        return self.model.complete(system, messages, tools)
+
+
+class _Counted:
+    """A system prompt builder that counts how often it was asked."""
+
+    def __init__(self, build):
+        self.build, self.count = build, 0
+
+    def __call__(self):
+        self.count += 1
+        return self.build()
+
+
+def _drain(run):
+    """Every event of a run, or the exception that ended it, as (events, error)."""
+    events = []
+    try:
+        for event in run:
+            events.append(event)
+    except Exception as error:   # the test says what it was
+        return events, error
+    return events, None
+
+
+def _reader(request):
+    """A model that reads the file a user message names, then says it is done."""
+    last = request.messages[-1]
+    if last["role"] == "user":
+        names = [w.strip(".,") for w in last["content"].split() if "." in w.strip(".,")]
+        if names:
+            return lab.reply(lab.call("read", {"path": names[0]}, id=f"r{len(request.messages)}"))
+    return lab.say("Done.")
+
+
+class _LabCase(unittest.TestCase):
+    longMessage = False
+    maxDiff = None
+
+    def call(self, what, function, *args, **kwargs):
+        """Call the reader's function; an exception fails the test with a sentence."""
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            self.fail(f"{what} raised {type(error).__name__}: {error}")
+
+    def build(self, tools, ws, cwd=".", clock=None, **options):
+        clock = clock or lab.Clock("2026-03-02")
+        prompt = self.call("build_system_prompt", harness.build_system_prompt, tools, ws, cwd,
+                           clock, **options)
+        self.assertIsInstance(prompt, str, f"build_system_prompt returned "
+                              f"{type(prompt).__name__}; expected the prompt, a str.")
+        return prompt
+
+    def session(self, model, system, tools, log, **settings):
+        settings.setdefault("window", 100_000)
+        return self.call("Session", harness.Session, model, system, tools, log, **settings)
+
+    def systems(self, model):
+        """The system prompt of every request the model was sent, each a str, or a failure."""
+        for n, request in enumerate(model.calls, 1):
+            if not isinstance(request.system, str):
+                self.fail(f"request {n} was sent a {type(request.system).__name__} as its system "
+                          "prompt; expected text. Call the builder and send what it returns.")
+        return [request.system for request in model.calls]
+
+    def prompt(self, session, text):
+        events, error = _drain(session.prompt(text))
+        if isinstance(error, TooManyCalls):
+            self.fail(f"prompt({text!r}) kept calling the model: {error}.")
+        if error is not None:
+            hint = (" A function went where text was expected: call the builder and use the text "
+                    "it returns." if "not JSON serializable" in str(error) else "")
+            self.fail(f"prompt({text!r}) raised {type(error).__name__}: {error}.{hint}")
+        return events
+
+
+# ----------------------------------------------------------------- lab 1: building the prompt
+
+class Lab1(_LabCase):
+
+    def test_instructions_root_to_cwd(self):
+        """find_instructions(ws, "app/api") returns the AGENTS.md of the root, of app/ and of
+        app/api/ as (path, text) pairs, the root's first and the working folder's last, and
+        leaves out a folder on the way that has none."""
+        got = self.call("find_instructions", harness.find_instructions, _disk(), "app/api")
+        want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
+        self.assertEqual([tuple(pair) for pair in got], want,
+                         f"find_instructions(ws, 'app/api') returned the paths "
+                         f"{[pair[0] for pair in got]}; expected {[p for p, _ in want]}, each with "
+                         "its text: the root's first, the working folder's last.")
+        got = self.call("find_instructions", harness.find_instructions,
+                        _disk(without=["app/AGENTS.md"]), "app/api")
+        self.assertEqual([pair[0] for pair in got], ["AGENTS.md", "app/api/AGENTS.md"],
+                         f"with no app/AGENTS.md, find_instructions returned "
+                         f"{[pair[0] for pair in got]}; expected the two that exist, in order.")
+
+    def test_instructions_not_beside_or_below(self):
+        """find_instructions never returns a file beside the way (docs/) or below the working
+        folder (app/api/v2/); from "." it returns only the root's; on a disk with none, []."""
+        got = [pair[0] for pair in self.call("find_instructions", harness.find_instructions,
+                                             _disk(), "app/api")]
+        for path in ("docs/AGENTS.md", "app/api/v2/AGENTS.md"):
+            self.assertNotIn(path, got, f"find_instructions(ws, 'app/api') returned {path}: only "
+                             "the folders from the root down to the working folder count.")
+        got = [pair[0] for pair in self.call("find_instructions", harness.find_instructions,
+                                             _disk(), ".")]
+        self.assertEqual(got, ["AGENTS.md"], f"find_instructions(ws, '.') returned {got}; "
+                         "expected ['AGENTS.md']: the working folder is the root.")
+        got = self.call("find_instructions", harness.find_instructions,
+                        lab.Workspace({"a.py": ""}), "app")
+        self.assertEqual(list(got), [], f"on a disk with no AGENTS.md, find_instructions "
+                         f"returned {got!r}; expected [].")
+
+    def test_instructions_read_now(self):
+        """find_instructions reads the disk each time it is called: an AGENTS.md edited or
+        removed since the last call is returned as it is now."""
+        ws = _disk()
+        self.call("find_instructions", harness.find_instructions, ws, "app")
+        ws.write_text("app/AGENTS.md", "App rule, edited: tabs now.\n")
+        ws.remove("AGENTS.md")
+        got = [tuple(p) for p in self.call("find_instructions", harness.find_instructions, ws,
+                                           "app")]
+        self.assertEqual(got, [("app/AGENTS.md", "App rule, edited: tabs now.\n")],
+                         f"after an edit and a removal, find_instructions returned {got}; "
+                         "expected the edited file alone. Read the disk on every call; keep "
+                         "nothing from the last one.")
+
+    def test_list_skills(self):
+        """list_skills(ws) gives one {"name", "description", "path"} per skills/<name>/SKILL.md,
+        sorted by name, the description "" when its front matter has none, skips a folder without
+        a SKILL.md, and gives [] when there is no skills folder."""
+        got = self.call("list_skills", harness.list_skills, _disk())
+        want = [{"name": "db-migrate", "description": "Write and run a database migration.",
+                 "path": "skills/db-migrate/SKILL.md"},
+                {"name": "release", "description": "Cut a release: version, changelog, tag.",
+                 "path": "skills/release/SKILL.md"}]
+        self.assertEqual([dict(s) for s in got], want, f"list_skills returned {got}; expected "
+                         f"{want}.")
+        bare = lab.Workspace({"skills/todo/SKILL.md": "Just a body, no front matter.\n"})
+        got = self.call("list_skills", harness.list_skills, bare)
+        want = [{"name": "todo", "description": "", "path": "skills/todo/SKILL.md"}]
+        self.assertEqual([dict(s) for s in got], want, f"for a SKILL.md with no front matter "
+                         f"list_skills returned {got}; expected {want}: skill_description gives "
+                         "\"\" and the skill is still listed.")
+        got = self.call("list_skills", harness.list_skills, lab.Workspace({"a.py": ""}))
+        self.assertEqual(list(got), [], f"with no skills folder, list_skills returned {got!r}; "
+                         "expected [].")
+
+    def test_sections_in_order(self):
+        """The prompt's sections come in the spec's order, one blank line between them: the
+        identity, the tools, the guidelines, the project's instructions, the skills, then the
+        date with the working folder."""
+        ws = _disk()
+        prompt = self.build(_tools(ws), ws, "app")
+        parts = _sections(prompt)
+        heads = [IDENTITY_HEAD, "Tools:", "Guidelines:", INSTRUCTIONS_HEAD, SKILLS_HEAD,
+                 "Today's date:"]
+        where = []
+        for head in heads:
+            found = [n for n, part in enumerate(parts) if part.startswith(head)]
+            self.assertTrue(found, f"no section of the prompt starts with {head!r}. Sections are "
+                            "joined by one blank line, each starting with its heading line.")
+            where.append(found[0])
+        self.assertEqual(where, sorted(where), "the sections come in the order "
+                         f"{[heads[n] for n in sorted(range(6), key=lambda n: where[n])]}; "
+                         f"expected {heads}.")
+        self.assertEqual(parts[0], harness.IDENTITY, f"the prompt starts {parts[0][:60]!r}; "
+                         "expected IDENTITY, alone in its section.")
+
+    def test_tools_one_line_each(self):
+        """Each tool is one line, f"- {name}: {snippet(tool)}", in the order given, and nothing
+        more of its description; with no tools the section reads "- (none)"."""
+        ws = _disk()
+        tools = [harness.make_read_tool(ws), harness.make_write_tool(ws)]
+        part = next((p for p in _sections(self.build(tools, ws)) if p.startswith("Tools:")), "")
+        want = "Tools:\n- read: Read a text file and return its contents.\n- write: Write a text file."
+        self.assertEqual(part, want, f"the tools section is {part!r}; expected {want!r}.")
+        part = next((p for p in _sections(self.build([], ws)) if p.startswith("Tools:")), "")
+        self.assertEqual(part, "Tools:\n- (none)", f"with no tools the section is {part!r}; "
+                         "expected 'Tools:\\n- (none)'.")
+
+    def test_guidelines_once(self):
+        """Guidelines come from each tool's "guidelines", then the caller's, then GUIDELINES,
+        stripped, blank ones dropped, and each said once, where it first came."""
+        ws = _disk()
+        tools = [_tool("grep", "Search files.", ["Quote paths.", "  "]),
+                 _tool("find", "Find files.", ["Quote paths.", "Prefer grep to reading."])]
+        extra = [" Quote paths. ", "Keep answers short.", harness.GUIDELINES[0]]
+        part = next((p for p in _sections(self.build(tools, ws, guidelines=extra))
+                     if p.startswith("Guidelines:")), "")
+        want = ["Quote paths.", "Prefer grep to reading.", "Keep answers short."]
+        want += list(harness.GUIDELINES)
+        got = [line[2:] for line in part.splitlines()[1:]]
+        self.assertEqual(got, want, f"the guidelines are {got}; expected {want}: each once, "
+                         "where it first came.")
+
+    def test_instructions_in_prompt(self):
+        """The project's instructions follow their heading line, each file as
+        <instructions path="..."> with its text rstripped and </instructions>, nearest last;
+        with none found there is no such section."""
+        ws = _disk()
+        part = next((p for p in _sections(self.build(_tools(ws), ws, "app"))
+                     if p.startswith(INSTRUCTIONS_HEAD)), None)
+        want = "\n".join([INSTRUCTIONS_HEAD, '<instructions path="AGENTS.md">', ROOT.rstrip(),
+                          "</instructions>", '<instructions path="app/AGENTS.md">', APP.rstrip(),
+                          "</instructions>"])
+        self.assertIsNotNone(part, "no section starts with the instructions' heading line.")
+        self.assertEqual(part, want, f"the instructions section: {_first_difference(part, want)}.")
+        bare = lab.Workspace({"a.py": ""})
+        prompt = self.build(_tools(bare), bare, ".")
+        self.assertNotIn("<instructions", prompt, "with no AGENTS.md the prompt still has an "
+                         "instructions section; leave out a section with nothing in it.")
+
+    def test_skills_listed_not_pasted(self):
+        """Each skill is listed as f"- {name}: {description} ({path})" under the skills heading,
+        and no line of a skill's body is in the prompt."""
+        ws = _disk()
+        prompt = self.build(_tools(ws), ws)
+        part = next((p for p in _sections(prompt) if p.startswith(SKILLS_HEAD)), None)
+        want = "\n".join([SKILLS_HEAD,
+                          "- db-migrate: Write and run a database migration. "
+                          "(skills/db-migrate/SKILL.md)",
+                          "- release: Cut a release: version, changelog, tag. "
+                          "(skills/release/SKILL.md)"])
+        self.assertIsNotNone(part, "no section starts with the skills' heading line.")
+        self.assertEqual(part, want, f"the skills section: {_first_difference(part, want)}.")
+        for secret in ("SECRET-STEP-RELEASE", "SECRET-STEP-MIGRATE", "Bump the version"):
+            self.assertNotIn(secret, prompt, f"the prompt holds {secret!r}, from a skill's body. "
+                             "List a skill by name and description; the model reads the body "
+                             "with the read tool when it needs it.")
+
+    def test_skills_need_read(self):
+        """With no tool named "read" the skills are not listed (the model could not open them),
+        and with no skills there is no skills section."""
+        ws = _disk()
+        prompt = self.build([harness.make_write_tool(ws)], ws)
+        self.assertNotIn(SKILLS_HEAD, prompt, "the skills are listed with no read tool on offer: "
+                         "the model could see a skill and never open it.")
+        bare = lab.Workspace({"a.py": ""})
+        prompt = self.build(_tools(bare), bare)
+        self.assertNotIn(SKILLS_HEAD, prompt, "with no skills on the disk there is still a "
+                         "skills section; leave it out.")
+
+    def test_date_from_clock(self):
+        """The date is asked of the clock it is given, at each build: Clock("2031-07-04") gives
+        "Today's date: 2031-07-04", the next day after clock.advance(), and another clock its own
+        date."""
+        ws = _disk()
+        clock = lab.Clock("2031-07-04")
+        for want in ("2031-07-04", "2031-07-05"):
+            prompt = self.build(_tools(ws), ws, ".", clock)
+            self.assertIn(f"Today's date: {want}", prompt, "the prompt says "
+                          f"{_date_line(prompt)!r}; expected 'Today's date: {want}', asked of "
+                          "the clock passed in, now. Not the machine's date, not one kept from "
+                          "an earlier build.")
+            clock.advance()
+        prompt = self.build(_tools(ws), ws, ".", lab.Clock("2029-01-31"))
+        self.assertIn("Today's date: 2029-01-31", prompt, f"with another clock the prompt says "
+                      f"{_date_line(prompt)!r}; expected 'Today's date: 2029-01-31'.")
+
+    def test_last_section(self):
+        """The last section is f"Today's date: {date}" and, on the next line, the working folder:
+        "Working folder: /workspace" for "." and "/workspace/app/api" for "app/api"."""
+        ws = _disk()
+        for cwd, where in ((".", "/workspace"), ("app/api", "/workspace/app/api")):
+            last = _sections(self.build(_tools(ws), ws, cwd))[-1]
+            want = f"Today's date: 2026-03-02\nWorking folder: {where}"
+            self.assertEqual(last, want, f"with cwd {cwd!r} the last section is {last!r}; "
+                             f"expected {want!r}.")
+
+    def test_custom_replaces_default_only(self):
+        """custom= takes the place of the default part (identity, tools, guidelines) and nothing
+        else: the project's instructions, the skills, the date and the folder still follow it."""
+        ws = _disk()
+        prompt = self.build(_tools(ws), ws, "app", custom="You are Ada, a careful reviewer.")
+        parts = _sections(prompt)
+        self.assertEqual(parts[0], "You are Ada, a careful reviewer.", f"with custom= the prompt "
+                         f"starts {parts[0][:60]!r}; expected the custom text.")
+        for gone in (harness.IDENTITY, "Tools:", "Guidelines:"):
+            self.assertNotIn(gone, prompt, f"with custom= the prompt still holds {gone[:30]!r}: "
+                             "the custom text replaces the default part.")
+        for kept in (INSTRUCTIONS_HEAD, ROOT.strip(), APP.strip(), SKILLS_HEAD,
+                     "Today's date: 2026-03-02", "Working folder: /workspace/app"):
+            self.assertIn(kept, prompt, f"with custom= the prompt lost {kept!r}: a custom prompt "
+                          "replaces who the agent is, not the project's rules or today's facts.")
+
+    def test_whole_prompt(self):
+        """For a small project the whole prompt is exactly the spec's text, character for
+        character."""
+        ws = lab.Workspace({"AGENTS.md": "Use tabs.\n",
+                            **lab.skill("lint", "Run the linter and fix what it says.", "ruff .")})
+        tools = [_tool("read", "Read a file. Then more.", ["Read before you write."])]
+        prompt = self.build(tools, ws, "src", lab.Clock("2026-12-24"))
+        want = "\n\n".join([
+            harness.IDENTITY,
+            "Tools:\n- read: Read a file.",
+            "Guidelines:\n" + "\n".join(f"- {g}" for g in
+                                        ["Read before you write.", *harness.GUIDELINES]),
+            f'{INSTRUCTIONS_HEAD}\n<instructions path="AGENTS.md">\nUse tabs.\n</instructions>',
+            f"{SKILLS_HEAD}\n- lint: Run the linter and fix what it says. (skills/lint/SKILL.md)",
+            "Today's date: 2026-12-24\nWorking folder: /workspace/src"])
+        if prompt != want:
+            self.fail(f"the prompt differs from the spec's: {_first_difference(prompt, want)}.")
+
+    def test_writes_nothing(self):
+        """Building the prompt writes nothing to the disk, and the same disk, tools, folder and
+        date give the same text twice."""
+        ws = _disk()
+        first = self.build(_tools(ws), ws, "app/api")
+        second = self.build(_tools(ws), ws, "app/api")
+        self.assertEqual(ws.writes, [], f"building the prompt wrote to the disk: {ws.writes[:2]}.")
+        self.assertTrue(first == second, "two builds of the same world differ: "
+                        f"{_first_difference(second, first)}.")
+
+
+IDENTITY_HEAD = "You are"
+INSTRUCTIONS_HEAD = "Project instructions, outermost first; the last is nearest and wins:"
+SKILLS_HEAD = "Skills: when a task matches one, read its file with the read tool first."
+
+
+def _date_line(prompt):
+    return next((line for line in prompt.splitlines() if line.startswith("Today's date")),
+                "(no date line)")
+
+
+# --------------------------------------------------------------- lab 2: read fresh each run
+
+def _world(clock=None):
+    """A disk with instructions and a skill, its tools, a clock and a counted builder."""
+    ws = _disk()
+    tools = _tools(ws)
+    clock = clock or lab.Clock("2026-03-02")
+    build = _Counted(lambda: harness.build_system_prompt(tools, ws, "app", clock))
+    return ws, tools, clock, build
+
+
+class Lab2(_LabCase):
+
+    def test_string_still_works(self):
+        """A Session given a string sends that string as the system prompt of every request, as
+        in lesson 12."""
+        ws = _disk()
+        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        session = self.session(model, "You are terse.", _tools(ws), harness.SessionLog(ws, LOG))
+        self.prompt(session, "Read AGENTS.md.")
+        systems = {request.system for request in model.calls}
+        self.assertEqual(systems, {"You are terse."}, f"the requests carried {systems}; expected "
+                         "the string given.")
+
+    def test_builds_once_a_prompt(self):
+        """Given a function, the Session calls it once at the start of each prompt, however many
+        requests the prompt makes, and every request of that prompt carries the text it
+        returned."""
+        ws, tools, clock, build = _world()
+        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
+        self.prompt(session, "Read AGENTS.md.")
+        systems = self.systems(model)
+        self.assertEqual(build.count, 1, f"one prompt of {len(systems)} requests called the "
+                         f"builder {build.count} times; expected once, at the prompt's start.")
+        want = harness.build_system_prompt(tools, ws, "app", clock)
+        for n, system in enumerate(systems, 1):
+            self.assertTrue(isinstance(system, str) and system == want,
+                            f"request {n} carried {str(system)[:60]!r}; expected the text the "
+                            "builder returned, not the function itself.")
+        self.prompt(session, "Read app/AGENTS.md.")
+        self.assertEqual(build.count, 2, f"after two prompts the builder was called "
+                         f"{build.count} times; expected twice, once a prompt.")
+
+    def test_edit_between_prompts(self):
+        """An AGENTS.md edited between two prompts of one Session is in every request of the
+        second prompt, and was in none of the first."""
+        ws, tools, clock, build = _world()
+        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
+        self.prompt(session, "Read AGENTS.md.")
+        before = len(model.calls)
+        ws.write_text("app/AGENTS.md", "App rule, edited: tabs, not spaces.\n")
+        self.prompt(session, "Read app/AGENTS.md.")
+        systems = self.systems(model)
+        self.assertFalse(any("edited: tabs" in s for s in systems[:before]),
+                         "a request of the first prompt held the edit made after it.")
+        late = systems[before:]
+        self.assertTrue(late and all("edited: tabs" in s for s in late),
+                        "the second prompt's requests do not hold the edited AGENTS.md; "
+                        "expected every one of them to: build the prompt when each prompt "
+                        "starts, not once for the Session.")
+
+    def test_edit_during_run_waits(self):
+        """When a tool edits AGENTS.md during a prompt, the rest of that prompt's requests keep
+        the prompt it started with, and the next prompt's carry the edit."""
+        ws, tools, clock, build = _world()
+
+        def editor(request):
+            last = request.messages[-1]
+            if last["role"] == "user":
+                return lab.reply(lab.call("write", {"path": "AGENTS.md",
+                                                    "content": "Root rule, edited mid-run.\n"},
+                                          id=f"w{len(request.messages)}"))
+            return lab.say("Edited.")
+        model = _Capped(lab.ScriptedModel([lab.forever(editor)]))
+        session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
+        self.prompt(session, "Change the root rule.")
+        first = self.systems(model)
+        self.assertEqual(len(first), 2, f"the prompt made {len(first)} requests; expected 2.")
+        self.assertEqual(first[0], first[1], "the prompt's second request carried a different "
+                         "system prompt from its first: build it once, when the prompt starts, "
+                         "so a run keeps one set of instructions from start to end.")
+        self.prompt(session, "Carry on.")
+        self.assertIn("edited mid-run", self.systems(model)[-1], "the next prompt does not carry "
+                      "the AGENTS.md edited during the last one.")
+
+    def test_resume_today(self):
+        """Resumed the next day on the rebooted disk, with the write tool gone and AGENTS.md
+        changed, a new Session sends yesterday's transcript with exactly today's prompt."""
+        ws, tools, clock, build = _world()
+        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
+        self.prompt(session, "Read AGENTS.md.")
+        yesterday = harness.SessionLog(ws, LOG).replay()
+        disk = ws.reboot()
+        disk.write_text("AGENTS.md", "Root rule, new today: run `make check`.\n")
+        clock.advance()
+        today_tools = [harness.make_read_tool(disk)]
+        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        log = harness.SessionLog(disk, LOG)
+        session = self.session(model, lambda: harness.build_system_prompt(today_tools, disk,
+                                                                          "app", clock),
+                               today_tools, log)
+        self.prompt(session, "Read app/AGENTS.md.")
+        want = harness.build_system_prompt(today_tools, disk, "app", clock)
+        sent = model.calls[0]
+        self.systems(model)
+        if sent.system != want:
+            self.fail(f"the resumed session's first request carried a system prompt other than "
+                      f"today's: {_first_difference(sent.system, want)}. Build it from today's "
+                      "tools, files and date; never replay one from before.")
+        self.assertEqual(sent.messages[:len(yesterday)], yesterday, "the resumed session did not "
+                         "send yesterday's transcript first.")
+
+    def test_log_holds_no_prompt(self):
+        """After two prompts the log holds message entries only: no line of it holds the system
+        prompt or any piece of it (the identity, an instruction file, the date)."""
+        ws, tools, clock, build = _world()
+        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
+        self.prompt(session, "Read handlers.py.")
+        self.prompt(session, "Read it again.")
+        text = ws.read_text(LOG)
+        kinds = {json.loads(line).get("type") for line in text.splitlines()}
+        self.assertEqual(kinds, {"message"}, f"the log holds entries of the kinds {sorted(kinds)}; "
+                         "expected messages only: the prompt is built, never stored.")
+        for piece in (harness.IDENTITY[:40], "Today's date", "App rule"):
+            self.assertNotIn(piece, text, f"the log holds {piece!r}, a piece of the system "
+                             "prompt: a resumed session would read yesterday's.")
+
+    def test_estimate_counts_system(self):
+        """The estimate before a prompt counts the system prompt as one more message: at a window
+        just under estimate_tokens([user_message(system)] + messages + [user_message(text)]) +
+        reserve it compacts first, and at that window exactly it does not."""
+        big = "".join(f"- Rule {n}: keep module {n} free of imports from app/.\n"
+                      for n in range(150))
+        for window_less, compacts in ((0, False), (1, True)):
+            ws, tools, clock, build = _world()
+            ws.write_text("app/AGENTS.md", big)
+            log = harness.SessionLog(ws, LOG)
+            model = _Capped(lab.ScriptedModel([lab.forever(lab.summariser(otherwise=_reader))]))
+            session = self.session(model, build, tools, log)
+            for n in range(4):
+                self.prompt(session, f"Read handlers.py, time {n}.")
+            text = "Read handlers.py again."
+            system = harness.build_system_prompt(tools, ws, "app", clock)
+            need = harness.estimate_tokens([harness.user_message(system)] + log.replay()
+                                           + [harness.user_message(text)])
+            session = self.session(model, build, tools, log, window=need + 200 - window_less,
+                                   reserve=200, keep_recent=60)
+            events = self.prompt(session, text)
+            did = [e for e in events if e["type"] == "compaction"]
+            if compacts:
+                self.assertEqual([e.get("reason") for e in did], ["threshold"],
+                                 f"with the system prompt ({len(system)} characters) counted the "
+                                 "request is one token over the threshold, and the Session did "
+                                 f"not compact first ({len(did)} compaction events). Count the "
+                                 "system prompt in the estimate.")
+            else:
+                self.assertEqual(did, [], "the Session compacted with the request exactly at "
+                                 "the threshold; expected no compaction: over means over.")
+
+    def test_retry_same_prompt(self):
+        """After a refusal for length the Session compacts once and retries with the same system
+        prompt: the builder is still called once for that prompt."""
+        ws, tools, clock, build = _world()
+        log = harness.SessionLog(ws, LOG)
+        session = self.session(_Capped(lab.ScriptedModel([lab.forever(_reader)])), build, tools,
+                               log)
+        for n in range(4):
+            self.prompt(session, f"Read handlers.py, time {n}.")
+        refused = []
+
+        def step(request):
+            if request.tools and not refused:
+                refused.append(request)
+                return lab.provider_error("400 prompt is too long: 9120 tokens > 8000 maximum")
+            return lab.summariser(otherwise=_reader)(request)
+        model = _Capped(lab.ScriptedModel([lab.forever(step)]))
+        build.count = 0
+        session = self.session(model, build, tools, log, keep_recent=60)
+        events = self.prompt(session, "Read app/AGENTS.md.")
+        self.assertEqual([e.get("reason") for e in events if e["type"] == "compaction"],
+                         ["overflow"], "after the refusal the Session did not compact once.")
+        self.systems(model)
+        work = [r.system for r in model.calls if r.tools]
+        self.assertEqual(build.count, 1, f"the prompt and its retry called the builder "
+                         f"{build.count} times; expected once: the retry sends the same request "
+                         "again, instructions included.")
+        self.assertTrue(len(work) >= 2 and len(set(work)) == 1, "the retry carried a different "
+                        "system prompt from the refused request.")
+
+    def test_max_turns_still_brakes(self):
+        """Lesson 05's brake holds with a builder: with max_turns=2 and a model that never stops
+        calling, the prompt makes two model calls and ends with "Agent stopped after
+        max_turns=2"."""
+        ws, tools, clock, build = _world()
+
+        def runaway(request):
+            return lab.reply(lab.call("read", {"path": "AGENTS.md"},
+                                      id=f"r{len(request.messages)}"))
+        model = _Capped(lab.ScriptedModel([lab.forever(runaway)]))
+        session = self.session(model, build, tools, harness.SessionLog(ws, LOG), max_turns=2)
+        self.prompt(session, "Read forever.")
+        self.assertEqual(len(model.calls), 2, f"the prompt made {len(model.calls)} model calls "
+                         "with max_turns=2; expected 2.")
+        stop = session.messages[-1].get("error_message")
+        self.assertEqual(stop, "Agent stopped after max_turns=2", f"the record ends with "
+                         f"{stop!r}; expected the max_turns stop.")
+        self.assertEqual(len(harness.SessionLog(ws, LOG).replay()), len(session.messages),
+                         "the log and the Session disagree on the transcript.")
