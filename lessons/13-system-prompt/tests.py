@@ -180,13 +180,23 @@ class Lab1(_LabCase):
                          f"{[pair[0] for pair in got]}; expected the two that exist, in order.")
 
     def test_instructions_not_beside_or_below(self):
-        """find_instructions never returns a file beside the way (docs/) or below the working
-        folder (app/api/v2/); from "." it returns only the root's; on a disk with none, []."""
+        """find_instructions never returns a file beside the way (docs/, or ap/ and app/a/, whose
+        names merely begin the working folder's path) or below the working folder (app/api/v2/);
+        from "." it returns only the root's; on a disk with none, []."""
         got = [pair[0] for pair in self.call("find_instructions", harness.find_instructions,
                                              _disk(), "app/api")]
         for path in ("docs/AGENTS.md", "app/api/v2/AGENTS.md"):
             self.assertNotIn(path, got, f"find_instructions(ws, 'app/api') returned {path}: only "
                              "the folders from the root down to the working folder count.")
+        near = lab.Workspace({"AGENTS.md": ROOT, "ap/AGENTS.md": "Not on the way.\n",
+                              "app/a/AGENTS.md": "Not on the way either.\n",
+                              "app/api/handlers.py": ""})
+        got = [pair[0] for pair in self.call("find_instructions", harness.find_instructions,
+                                             near, "app/api")]
+        self.assertEqual(got, ["AGENTS.md"], f"find_instructions(ws, 'app/api') returned {got}; "
+                         "expected ['AGENTS.md']. ap/ and app/a/ begin the text 'app/api' but are "
+                         "not folders on the way: compare whole folder names, not the start of a "
+                         "string.")
         got = [pair[0] for pair in self.call("find_instructions", harness.find_instructions,
                                              _disk(), ".")]
         self.assertEqual(got, ["AGENTS.md"], f"find_instructions(ws, '.') returned {got}; "
@@ -266,18 +276,20 @@ class Lab1(_LabCase):
 
     def test_guidelines_once(self):
         """Guidelines come from each tool's "guidelines", then the caller's, then GUIDELINES,
-        stripped, blank ones dropped, and each said once, where it first came."""
+        stripped (a caller's guideline padded with a tab and spaces is printed without them), blank
+        ones dropped, and each said once, where it first came."""
         ws = _disk()
         tools = [_tool("grep", "Search files.", ["Quote paths.", "  "]),
                  _tool("find", "Find files.", ["Quote paths.", "Prefer grep to reading."])]
-        extra = [" Quote paths. ", "Keep answers short.", harness.GUIDELINES[0]]
+        extra = [" Quote paths. ", "\tKeep answers short.  ", harness.GUIDELINES[0]]
         part = next((p for p in _sections(self.build(tools, ws, guidelines=extra))
                      if p.startswith("Guidelines:")), "")
         want = ["Quote paths.", "Prefer grep to reading.", "Keep answers short."]
         want += list(harness.GUIDELINES)
         got = [line[2:] for line in part.splitlines()[1:]]
         self.assertEqual(got, want, f"the guidelines are {got}; expected {want}: each once, "
-                         "where it first came.")
+                         "where it first came, and stripped: the text you compare is the text "
+                         "you print.")
 
     def test_instructions_in_prompt(self):
         """The project's instructions follow their heading line, each file as
@@ -540,12 +552,15 @@ class Lab2(_LabCase):
                              "prompt: a resumed session would read yesterday's.")
 
     def test_estimate_counts_system(self):
-        """The estimate before a prompt counts the system prompt as one more message: at a window
-        just under estimate_tokens([user_message(system)] + messages + [user_message(text)]) +
-        reserve it compacts first, and at that window exactly it does not."""
+        """The estimate before a prompt counts the system prompt as one more message, whether the
+        Session was given a builder or a string: at a window just under
+        estimate_tokens([user_message(system)] + messages + [user_message(text)]) + reserve it
+        compacts first, and at that window exactly it does not."""
         big = "".join(f"- Rule {n}: keep module {n} free of imports from app/.\n"
                       for n in range(150))
-        for window_less, compacts in ((0, False), (1, True)):
+        cases = [(given, window_less, compacts) for given in ("a builder", "a string")
+                 for window_less, compacts in ((0, False), (1, True))]
+        for given, window_less, compacts in cases:
             ws, tools, clock, build = _world()
             ws.write_text("app/AGENTS.md", big)
             log = harness.SessionLog(ws, LOG)
@@ -557,19 +572,21 @@ class Lab2(_LabCase):
             system = harness.build_system_prompt(tools, ws, "app", clock)
             need = harness.estimate_tokens([harness.user_message(system)] + log.replay()
                                            + [harness.user_message(text)])
-            session = self.session(model, build, tools, log, window=need + 200 - window_less,
-                                   reserve=200, keep_recent=60)
+            session = self.session(model, build if given == "a builder" else system, tools, log,
+                                   window=need + 200 - window_less, reserve=200, keep_recent=60)
             events = self.prompt(session, text)
             did = [e for e in events if e["type"] == "compaction"]
             if compacts:
                 self.assertEqual([e.get("reason") for e in did], ["threshold"],
-                                 f"with the system prompt ({len(system)} characters) counted the "
-                                 "request is one token over the threshold, and the Session did "
-                                 f"not compact first ({len(did)} compaction events). Count the "
-                                 "system prompt in the estimate.")
+                                 f"given {given}, with the system prompt ({len(system)} "
+                                 "characters) counted the request is one token over the "
+                                 "threshold, and the Session did not compact first "
+                                 f"({len(did)} compaction events). Count the system prompt in "
+                                 "the estimate, whether it came as text or from a builder.")
             else:
-                self.assertEqual(did, [], "the Session compacted with the request exactly at "
-                                 "the threshold; expected no compaction: over means over.")
+                self.assertEqual(did, [], f"given {given}, the Session compacted with the request "
+                                 "exactly at the threshold; expected no compaction: over means "
+                                 "over.")
 
     def test_retry_same_prompt(self):
         """After a refusal for length the Session compacts once and retries with the same system
