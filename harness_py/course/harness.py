@@ -1647,8 +1647,9 @@ class Session:
 
 
 def is_overflow(message):
-    """A refusal for length: a failed reply whose words say the request was too long. Providers
-    word it differently and give it no code of their own, so the words are all there is."""
+    """A refusal for length: a failed reply whose words say the request was too long. A failed
+    reply keeps only the provider's words (error_message), not its HTTP status or error code, and
+    each provider words it its own way, so the words are what this can check."""
     words = (message.get("error_message") or "").lower()
     return (message["role"] == "assistant" and message.get("stop_reason") == "error"
             and any(marker in words for marker in OVERFLOW_WORDS))
