@@ -56,6 +56,8 @@ from .messages import (CLIP, call, provider_error, reply, say, shape, show, text
 from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful, power_cut,
                     raises, tokens, usage)
 from .shell import Shell
+from .stream import (ARGUMENT_PIECE, OVERLOADED, StreamingModel, chunks, drop, error_event, no_end,
+                     pieces, sse)
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
 from .workspace import Cut, PowerCut, Workspace, cut
 
@@ -68,6 +70,8 @@ __all__ = [
     "Shell", "drive",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
+    "StreamingModel", "pieces", "drop", "no_end", "error_event", "OVERLOADED", "ARGUMENT_PIECE",
+    "sse", "chunks",
 ]
 
 
