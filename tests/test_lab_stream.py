@@ -129,3 +129,14 @@ def test_chunks_cut_at_offsets_inside_characters_too():
         lab.chunks(data, [9])
     with pytest.raises(ValueError):
         lab.chunks(data, "every line")
+
+
+def test_pace_waits_before_each_event_and_changes_nothing_sent():
+    import time
+    paced = lab.StreamingModel(["one two three"], pace=0.02)
+    start = time.perf_counter()
+    events = _events(paced)
+    assert time.perf_counter() - start >= 0.02 * len(events)
+    assert events == _events(lab.StreamingModel(["one two three"]))
+    with pytest.raises(ValueError, match="pace="):
+        lab.StreamingModel([], pace=5)

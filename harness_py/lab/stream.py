@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
@@ -140,7 +141,8 @@ class StreamingModel(ScriptedModel):
     """ScriptedModel(steps) that can also stream: stream(system, messages, tools) sends the same
     reply complete() would, as stream events (see `pieces`). Every request is recorded in
     `calls`, streamed or not, and uses up one step. Fault steps (drop, no_end, error_event)
-    break a stream the ways a network and a provider do."""
+    break a stream the ways a network and a provider do. pace=0.05 waits that many seconds
+    before each event, as a model writing does; what is sent does not change."""
 
     def _answer(self, system: str, messages: list, tools: list | None) -> tuple[dict, Any]:
         """Record one request and answer it, as complete() does: (the reply, the fault of its
@@ -172,6 +174,12 @@ class StreamingModel(ScriptedModel):
             fault, step = step, step.step
         return self._finish(request, self._perform(step, request)), fault
 
+    def __init__(self, steps: Iterable[Any], *, check: bool = False, pace: float = 0.0):
+        super().__init__(steps, check=check)
+        if isinstance(pace, bool) or not isinstance(pace, (int, float)) or not 0 <= pace <= 1:
+            raise ValueError(f"StreamingModel: pace={pace!r} must be seconds, from 0 to 1")
+        self.pace = pace
+
     def complete(self, system: str, messages: list, tools: list | None = None) -> dict:
         reply, fault = self._answer(system, messages, tools)
         return fault.whole(reply) if fault else reply
@@ -180,11 +188,11 @@ class StreamingModel(ScriptedModel):
         """The reply to this request, as stream events. A generator: the request is made, and a
         raises() or power_cut() step raises, at the first next()."""
         reply, fault = self._answer(system, messages, tools)
-        events = pieces(reply)
-        if fault:
-            yield from fault.send(events)
-        else:
-            yield from events
+        events = fault.send(pieces(reply)) if fault else iter(pieces(reply))
+        for event in events:
+            if self.pace:
+                time.sleep(self.pace)       # a model writing: the page shows each piece arrive
+            yield event
 
     def __repr__(self) -> str:
         return f"StreamingModel({len(self.steps)} steps, {len(self.calls)} calls)"
