@@ -43,6 +43,15 @@ Today's instructions (lesson 13):
                                         date, so a prompt that carries it can be proven
     skill(name, description, body)      {"skills/<name>/SKILL.md": text}, front matter first
 
+Word by word (lab/stream.py, lesson 14):
+    StreamingModel(steps, *, check=False, pace=0.0)   a ScriptedModel that also has
+                                        .stream(system, messages, tools) -> iterator of stream
+                                        events: text, call, arguments, end, error
+    pieces(reply)                       the events a reply is sent as, cut by a rule, not chance
+    drop(step, after)  no_end(step, after=None)  error_event(step, after, message=OVERLOADED)
+                                        the faults a stream has and a whole reply does not
+    sse(events, newline="\n") -> bytes  chunks(data, at) -> list[bytes]   the bytes of a stream
+
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
 stop_at_first=False) -> CrashReport (lab/crashes.py).
@@ -61,6 +70,8 @@ from .messages import (CLIP, call, provider_error, reply, say, shape, show, text
 from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful, power_cut,
                     raises, tokens, usage)
 from .shell import Shell
+from .stream import (ARGUMENT_PIECE, OVERLOADED, StreamingModel, chunks, drop, error_event, no_end,
+                     pieces, sse)
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
 from .clock import Clock
 from .skills import skill
@@ -76,6 +87,8 @@ __all__ = [
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
     "Clock", "skill",
+    "StreamingModel", "pieces", "drop", "no_end", "error_event", "OVERLOADED", "ARGUMENT_PIECE",
+    "sse", "chunks",
 ]
 
 
