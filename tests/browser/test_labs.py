@@ -386,6 +386,24 @@ def test_a_failure_names_a_line_and_a_click_shows_it(page, fixture_url):
     assert "1 / 0" in page.eval_on_selector("#lab-99-1 .code-editor", LINE_TEXT, number)
 
 
+def test_a_failure_worded_by_its_test_goes_to_the_function_it_names(page, fixture_url):
+    """The test's own sentence has no line of harness.py; lab_check finds the def of the function
+    it names (remember), and the button goes there."""
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    broken = FIXTURE_SOLUTION.replace("for entry in entries]", "for entry in reversed(entries)]")
+    set_lab_text(page, "lab-99-1", broken)
+    assert run_tests(page, "lab-99-1") == {"Lab1.test_greet": "pass", "Lab1.test_remember": "fail"}
+    line = broken.splitlines().index("def remember(entries):") + 1
+    item = page.locator('#lab-99-1 li[data-test="Lab1.test_remember"]')
+    assert "harness.py, line" not in item.locator(".test-message").inner_text()
+    link = item.locator(".test-line")
+    assert link.inner_text() == f"Go to remember, line {line}"
+    link.click()
+    assert editor_view(page, "lab-99-1", CURSOR_LINE) == line
+    assert page.eval_on_selector("#lab-99-1 .code-editor", LINE_TEXT, line).startswith("def remember")
+
+
 def test_a_passed_lab_reads_as_passed_after_a_reload_and_ticks_its_capability(page, base_url):
     page.goto(base_url + "lesson-01.html")
     wait_ready(page)
