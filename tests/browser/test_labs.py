@@ -13,7 +13,7 @@ import pytest
 
 from conftest import screenshot
 from fixture_site import (editor_text, recorded, run_cell,
-                          type_into_editor, wait_editor, wait_ready)
+                          type_into_editor, wait_editor, wait_ready, wait_saved)
 
 
 
@@ -413,7 +413,7 @@ def test_a_passed_lab_reads_as_passed_after_a_reload_and_ticks_its_capability(pa
     set_lab_text(page, "lab-1-1", solution("1.1"))
     assert set(run_tests(page, "lab-1-1").values()) == {"pass"}
     page.wait_for_function("document.querySelector('.capabilities li:last-child').dataset.done === 'true'")
-    page.evaluate("() => new Promise(r => setTimeout(r, 400))")  # the save is written 0.3 s after a change
+    wait_saved(page, "passedCode")      # the pass is in the saved work before the reload
     page.reload()
     page.wait_for_function("document.getElementById('lab-1-1').dataset.state === 'pass'")
     assert "passed when you last ran them" in page.locator("#lab-1-1 .lab-summary").inner_text()
