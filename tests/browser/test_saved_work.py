@@ -8,6 +8,7 @@ import json
 import os
 import signal
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -148,14 +149,31 @@ def test_export_then_import_into_a_fresh_profile_restores_everything(profiles, b
     assert fresh.locator(".hints .hint").first.is_visible()
 
 
-@pytest.mark.parametrize("content", ['{"kind": "not this book"}', "{this is not json", '{"kind": '
-                                     '"agent-harness-book progress", "work": {"format": 1, "cells": []}}'])
-def test_a_bad_import_is_refused_and_changes_nothing(page, fixture_url, tmp_path, content):
+@pytest.fixture(scope="module")
+def saved_once(shared_browser, fixture_url):
+    """One context, with an edit saved, for the three bad imports: each is refused and changes
+    nothing, so the work they are refused against is typed and saved once (Python booted once),
+    not three times. The checks of conftest's `page` are kept: no JavaScript error, no request
+    off 127.0.0.1."""
+    context = shared_browser.new_context()
+    errors, foreign = [], []
+    context.on("request", lambda request: urlparse(request.url).hostname not in (None, "127.0.0.1")
+               and urlparse(request.url).scheme.startswith("http") and foreign.append(request.url))
+    page = context.new_page()
+    page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(fixture_url + "lesson-99.html")
     wait_ready(page)
     type_into_editor(page, "#cell-99-2", EDITED)
     wait_saved(page, "my own line")
-    before = page.evaluate(f"localStorage.getItem({KEY!r})")
+    yield page, page.evaluate(f"localStorage.getItem({KEY!r})")
+    context.close()
+    assert errors == [] and foreign == [], (errors, foreign)
+
+
+@pytest.mark.parametrize("content", ['{"kind": "not this book"}', "{this is not json", '{"kind": '
+                                     '"agent-harness-book progress", "work": {"format": 1, "cells": []}}'])
+def test_a_bad_import_is_refused_and_changes_nothing(saved_once, fixture_url, tmp_path, content):
+    page, before = saved_once
     page.goto(fixture_url + "index.html")
     bad = tmp_path / "bad.json"
     bad.write_text(content)
