@@ -238,7 +238,8 @@ def draw_card(token: Token, render: Render, page) -> dict:
 
 
 def draw_sidequest(token: Token, render: Render, page) -> dict:
-    return {"quest": page.course.page(token.meta["options"]["page"]), "body": _html(render, token.children)}
+    quest = page.course.page(token.meta["options"]["page"])
+    return {"quest": quest, "href": page.href(quest), "body": _html(render, token.children)}
 
 
 def diff_rows(lines: list[str]) -> list[dict]:

@@ -8,7 +8,7 @@ contract"): the page's scripts find cells, labs and checks by these classes and 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html import escape
 
 from markdown_it import MarkdownIt
@@ -31,11 +31,39 @@ class PageContext:
     cells: dict[str, object] = field(default_factory=dict)       # cell id -> source.Cell
     labs: dict[int, LabView] = field(default_factory=dict)
     templates: object = None       # the jinja2 Environment the partials come from
+    in_book: bool = False          # drawn into print.html, beside every other page
+    headings: set[str] = field(default_factory=set)   # the section ids the page's headings carry
 
     @property
     def prefix(self) -> str:
         """How this page numbers things: "11" for lesson 11 ("Figure 11.2")."""
         return str(self.page.number)
+
+    def section_id(self, slug: str) -> str:
+        """A heading's id: its slug on its own page; in the whole book, where two pages may share
+        a heading ("What Tau adds"), prefixed with the page's anchor ("page-11-what-tau-adds")."""
+        return f"{page_anchor(self.page)}-{slug}" if self.in_book else slug
+
+    def href(self, target: Page, fragment: str = "") -> str:
+        """Where a link to `target` goes: its file, or inside print.html its part of the book."""
+        if not self.in_book:
+            return target.path + (f"#{fragment}" if fragment else "")
+        return "#" + (self.section_id(fragment) if fragment else page_anchor(target))
+
+
+def page_anchor(page: Page) -> str:
+    """The id of a page's article in print.html: "page-11", "page-S2"."""
+    return f"page-{page.id}"
+
+
+def heading_ids(tokens: list[Token]) -> set[str]:
+    """Every id the anchors plugin gave a heading, directives' insides included."""
+    found = set()
+    for token in tokens:
+        if token.type == "heading_open" and token.attrGet("id"):
+            found.add(str(token.attrGet("id")))
+        found |= heading_ids(token.children or []) if token.type == "directive" else set()
+    return found
 
 
 # -- render rules ------------------------------------------------------------------------------
@@ -69,13 +97,30 @@ def _cell(token: Token, page: PageContext) -> str:
         data=Markup(script_json({"source": cell.source})))
 
 
+def _drawn_with(tokens: list[Token], idx: int, **attrs: str) -> list[Token]:
+    """`tokens` with a copy of token `idx` carrying `attrs`: the parsed tokens are drawn twice (the
+    page and print.html), so a render rule never changes them."""
+    token = replace(tokens[idx], attrs=dict(tokens[idx].attrs))
+    for name, value in attrs.items():
+        token.attrSet(name, value)
+    return [*tokens[:idx], token, *tokens[idx + 1:]]
+
+
 def _link_open(self, tokens, idx, options, env) -> str:
-    token = tokens[idx]
-    href = token.attrGet("href") or ""
+    token, page = tokens[idx], env["page"]
+    href = str(token.attrGet("href") or "")
     if href.startswith("lesson:"):
-        target = env["page"].course.page(href.removeprefix("lesson:"))
-        token.attrSet("href", target.path)
-        token.attrSet("class", "page-link")
+        target = page.course.page(href.removeprefix("lesson:"))
+        tokens = _drawn_with(tokens, idx, href=page.href(target), **{"class": "page-link"})
+    elif href.startswith("#") and href[1:] in page.headings:
+        tokens = _drawn_with(tokens, idx, href="#" + page.section_id(href[1:]))
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _heading_open(self, tokens, idx, options, env) -> str:
+    slug = tokens[idx].attrGet("id")
+    if slug and env["page"].in_book:
+        tokens = _drawn_with(tokens, idx, id=env["page"].section_id(str(slug)))
     return self.renderToken(tokens, idx, options, env)
 
 
@@ -99,5 +144,6 @@ def install(md: MarkdownIt) -> MarkdownIt:
     md.add_render_rule("directive", _directive)
     md.add_render_rule("fence", _fence)
     md.add_render_rule("link_open", _link_open)
+    md.add_render_rule("heading_open", _heading_open)
     md.add_render_rule("myst_role", _role)
     return md

@@ -118,6 +118,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
     renderer = Renderer(project, course)
     files: dict[str, Content] = {}
     manifest_pages = []
+    drawn = []      # (parsed, outputs, labs) of every written page, for print.html
     for page in course.pages:
         if not page.written:
             manifest_pages.append(_manifest_entry(page))
@@ -139,6 +140,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
                     f"{time.monotonic() - clock:.1f} s")
         views = labs.views(page, parsed.rel) if page.labs else {}
         files[page.path] = renderer.lesson(parsed, outputs, views)
+        drawn.append((parsed, outputs, views))
         for src in parsed.figures:
             files[f"assets/{src}"] = project.room(page) / src
         if page.labs:
@@ -151,8 +153,9 @@ def build(project: Project, out: Path, *, assets: bool = True,
     documents = search.documents([(page.path, _search_label(page), files[page.path]) for page in written])
     files["index.html"] = renderer.index()
     files["404.html"] = renderer.missing()
+    files["print.html"] = renderer.book(drawn)
     files.update(_static(project))
-    log(f"render   {report.pages} pages and the course map")
+    log(f"render   {report.pages} pages, the course map and the whole book to print")
 
     manifest = {"build": content_hash(files), "pages": manifest_pages}
     files["course.json"] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"

@@ -56,24 +56,45 @@ class Renderer:
                 "previous": Link(previous) if previous else None,
                 "next": Link(following) if following else None}
 
-    def lesson(self, source: Source, outputs: dict[str, str], labs: dict[int, LabView]) -> str:
-        """The HTML of one written page (a lesson, the welcome page, a checkpoint...)."""
-        page = source.page
-        context = PageContext(course=self.course, page=page, outputs=outputs,
+    def _body(self, source: Source, outputs: dict[str, str], labs: dict[int, LabView],
+              in_book: bool = False) -> tuple[Markup, Markup]:
+        """A page's body and its "new here" line, drawn from its parsed tokens."""
+        context = PageContext(course=self.course, page=source.page, outputs=outputs,
                               cells={c.id: c for c in source.cells}, labs=labs,
-                              templates=self.templates)
+                              templates=self.templates, in_book=in_book,
+                              headings=html.heading_ids(source.tokens))
         env = {"page": context}
         body = self.md.renderer.render(source.tokens, self.md.options, env)
         new_here = ""
         if source.meta.get("new_here_tokens"):
             new_here = self.md.renderer.render(source.meta["new_here_tokens"], self.md.options, env)
+        return Markup(body), Markup(new_here)
+
+    def lesson(self, source: Source, outputs: dict[str, str], labs: dict[int, LabView]) -> str:
+        """The HTML of one written page (a lesson, the welcome page, a checkpoint...)."""
+        page = source.page
+        body, new_here = self._body(source, outputs, labs)
         previous, _ = self.course.neighbours(page)
         template = "welcome.html" if page.kind == "welcome" else "lesson.html"
         return self.templates.get_template(template).render(
-            **self._common(page), body=Markup(body), new_here=Markup(new_here),
+            **self._common(page), body=body, new_here=new_here,
             builds_on=Link(previous) if previous and page.kind == "lesson" else None,
             lab_count=len(page.labs), title=_title(page), runs_python=bool(source.cells or labs),
             python_lesson=page.number)
+
+    def book(self, written: list[tuple[Source, dict[str, str], dict[int, LabView]]]) -> str:
+        """print.html: every written page in course order, on one page to print. Each page is
+        drawn from the same parsed tokens as its own file, as an `article` with the id
+        "page-<id>"; links between pages lead inside this one, and headings' ids carry their
+        page's anchor, so no id is said twice. It runs no Python: the outputs are the recorded
+        ones."""
+        pages = []
+        for source, outputs, labs in written:
+            body, new_here = self._body(source, outputs, labs, in_book=True)
+            pages.append({"page": source.page, "anchor": html.page_anchor(source.page),
+                          "body": body, "new_here": new_here, "label": _label(source.page)})
+        return self.templates.get_template("print.html").render(
+            **self._common(None), title="The whole book, to print", runs_python=False, pages=pages)
 
     def missing(self) -> str:
         """404.html, which serve.py answers for any address that is not a file of the book.
@@ -87,6 +108,13 @@ class Renderer:
         return self.templates.get_template("index.html").render(
             **self._common(None), title="The course", runs_python=False, pages=self.course.pages,
             links=[Link(p) for p in self.course.pages])
+
+
+def _label(page: Page) -> str:
+    """What a page's header calls it: "Lesson 11", "Checkpoint B", "Welcome"."""
+    if page.kind == "lesson":
+        return f"Lesson {page.id}"
+    return "" if page.kind == "welcome" else page.label
 
 
 def _title(page: Page) -> str:

@@ -271,7 +271,7 @@ def test_course_map_lists_every_page_in_order_and_never_links_an_unwritten_one(s
 
 def test_no_page_links_to_a_file_the_site_does_not_have(site):
     checked = 0
-    for page in ("index.html", "welcome.html", "lesson-01.html"):
+    for page in ("index.html", "welcome.html", "lesson-01.html", "print.html"):
         root = dom(site / page)
         targets = [a.attrs["href"] for a in root.find_all("a") if "href" in a.attrs]
         targets += [n.attrs["src"] for n in root.find_all() if "src" in n.attrs]
@@ -282,6 +282,35 @@ def test_no_page_links_to_a_file_the_site_does_not_have(site):
             assert (site / target.split("#")[0]).exists(), f"{page} links to {target}"
             checked += 1
     assert checked > 20
+
+
+def test_the_whole_book_to_print_holds_every_written_page_in_order_with_unique_ids(site, lesson):
+    book = dom(site / "print.html")
+    articles = book.find_all("article", "book-page")
+    assert [(a.attrs["id"], a.attrs["data-page-id"]) for a in articles] == [("page-00", "00"), ("page-01", "01")]
+    assert [a.find("h1").text() for a in articles] == ["Welcome", "Say hello"]
+    ids = [n.attrs["id"] for n in book.find_all() if "id" in n.attrs]
+    assert len(ids) == len(set(ids)), "an id is said twice in print.html"
+    # links between pages and to sections lead inside the book
+    internal = [a.attrs["href"] for a in book.find_all("a") if a.attrs.get("href", "").startswith("#")]
+    assert set(internal) - {"#content"} and all(href[1:] in ids for href in internal)
+    new_here = articles[1].find(cls="new-here").find("a", "page-link")
+    assert new_here.attrs["href"] == "#page-00"
+    assert articles[1].find("h2", id="page-01-a-first-cell").text() == "A first cell"
+    # the same parts as the lesson's own page, with the outputs the build recorded
+    one = articles[1]
+    assert [c.attrs["id"] for c in one.find_all(cls="cell")] == [c.attrs["id"] for c in lesson.find_all(cls="cell")]
+    assert [o.text() for o in one.find_all("pre", "cell-output")] == \
+        [o.text() for o in lesson.find_all("pre", "cell-output")]
+    assert len(one.find_all("li", "check-option")) == len(lesson.find_all("li", "check-option"))
+    assert len(one.find_all(cls="figure")) == len(lesson.find_all(cls="figure")) > 0
+    # no Python: no boot, no data-lesson, the print page's own script and not main.js
+    html = (site / "print.html").read_text(encoding="utf-8")
+    assert "boot.js" not in html and "main.js" not in html and "book-print.js" in html
+    assert "data-lesson" not in book.find("html").attrs
+    # the lesson's own page still links out (the tokens drawn twice are never changed)
+    assert lesson.find(cls="new-here").find("a").attrs["href"] == "welcome.html"
+    assert "print.html" in [a.attrs.get("href") for a in dom(site / "index.html").find_all("a")]
 
 
 def test_sections_have_ids_to_link_to(lesson):

@@ -198,7 +198,9 @@ def test_run_returns_one_dict_per_test_with_pass_fail_and_error(tmp_path):
     assert [(r["id"], r["lab"], r["status"]) for r in results] == [
         ("Lab1.test_zebra", 1, "pass"), ("Lab1.test_apple", 1, "error"),
         ("Lab2.test_bare", 2, "fail"), ("Lab2.test_after", 2, "pass")]
-    assert all(set(r) == {"id", "lab", "sentence", "status", "message"} for r in results)
+    assert all(set(r) - {"goto"} == {"id", "lab", "sentence", "status", "message"} for r in results)
+    # test_bare's check has no line of harness.py; the one function of the reader's it reaches does
+    assert results[2]["goto"] == {"name": "add", "line": 1}
     assert results[1]["sentence"] == 'lookup("x") finds something.'
     assert [(i, n, s) for i, n, s in lab_check.sentences(folder / "tests.py")] == [
         (r["id"], r["lab"], r["sentence"]) for r in results]
@@ -223,6 +225,114 @@ def test_run_loads_the_readers_file_afresh_every_time(tmp_path):
     assert first[0]["status"] == "pass" and second[0]["status"] == "fail"
     assert second[0]["message"] == "add(2, 2) gave 0"
     assert "return {}[kex]" in second[1]["message"] and "NameError" in second[1]["message"]
+
+
+# ------------------------------------------------- a failure worded by a test: the function it is about
+
+GOTO_HARNESS = textwrap.dedent('''\
+    def prompt(text):
+        return text
+
+
+    def run_agent(messages):
+        messages.append("A")
+        return messages
+
+
+    class SessionLog:
+        def __init__(self):
+            self.lines = []
+
+        def append(self, line):
+            self.lines.append(line)
+
+        def replay(self):
+            return []
+    ''')
+
+GOTO_TESTS = textwrap.dedent('''\
+    import unittest
+
+    import harness
+
+    LESSON = 3
+
+
+    def _replayed(lines):
+        log = harness.SessionLog()
+        for line in lines:
+            log.append(line)
+        return log.replay()
+
+
+    class Lab1(unittest.TestCase):
+        longMessage = False
+
+        def run_agent(self, messages):
+            return harness.run_agent(messages)
+
+        def test_method_named(self):
+            """The message names SessionLog.replay."""
+            self.assertEqual(_replayed(["a"]), ["a"], "SessionLog.replay gave back nothing")
+
+        def test_bare_name_among_several(self):
+            """The message names replay, the test reaches append and replay."""
+            self.assertEqual(_replayed(["a"]), ["a"], "replay should give back the lines appended")
+
+        def test_helper(self):
+            """The test reaches run_agent through a helper; the message names it."""
+            self.assertEqual(self.run_agent([]), ["U", "A"], "run_agent should put the prompt first")
+
+        def test_only_one(self):
+            """The message names nothing; the test reaches one function."""
+            self.assertEqual(harness.prompt("x"), "y", "gave x")
+
+        def test_a_word_not_reached(self):
+            """The message says 'prompt', but the test never reaches prompt."""
+            self.assertEqual(_replayed([]), ["x"], "the prompt is lost: nothing was kept")
+
+        def test_a_line_already(self):
+            """A traceback in the reader's file has its line: no second way there."""
+            harness.run_agent(None)
+    ''')
+
+
+@pytest.fixture
+def gotos(tmp_path):
+    folder = _lab_folder(tmp_path, harness=GOTO_HARNESS, tests=GOTO_TESTS)
+    results = _load_lab_check().run(folder / "harness.py", folder / "tests.py")
+    return folder, {r["id"].split(".")[1]: r for r in results}
+
+
+def test_a_failure_naming_a_method_points_at_its_def_line(gotos):
+    _, results = gotos
+    assert results["test_method_named"]["goto"] == {"name": "SessionLog.replay", "line": 17}
+    assert results["test_bare_name_among_several"]["goto"] == {"name": "SessionLog.replay", "line": 17}
+
+
+def test_a_helper_of_the_test_is_followed_to_the_readers_function(gotos):
+    assert gotos[1]["test_helper"]["goto"] == {"name": "run_agent", "line": 5}
+
+
+def test_the_only_function_a_test_reaches_is_where_its_failure_points(gotos):
+    assert gotos[1]["test_only_one"]["goto"] == {"name": "prompt", "line": 1}
+
+
+def test_a_word_of_the_message_the_test_never_reaches_is_not_a_place(gotos):
+    result = gotos[1]["test_a_word_not_reached"]
+    assert result["status"] == "fail" and "goto" not in result   # append and replay: which one?
+
+
+def test_a_failure_with_a_line_of_the_readers_file_gets_no_second_place(gotos):
+    result = gotos[1]["test_a_line_already"]
+    assert "harness.py, line 6" in result["message"] and "goto" not in result
+
+
+def test_the_command_line_says_where_the_named_function_is(gotos):
+    lines = _lines(_check(gotos[0]))
+    at = lines.index("FAIL  The message names SessionLog.replay.")
+    assert lines[at + 1:at + 3] == ["      SessionLog.replay gave back nothing",
+                                    "      (your SessionLog.replay is at harness.py, line 17)"]
 
 
 def test_sentences_runs_nothing(tmp_path):
@@ -356,8 +466,9 @@ def test_an_attribute_error_raised_in_the_readers_code_has_no_cause(lacking):
 
 def test_a_value_that_is_none_has_no_cause(lacking):
     result = lacking["test_none"]
-    assert set(result) == PLAIN_KEYS, result
+    assert set(result) == PLAIN_KEYS | {"goto"}, result
     assert "'NoneType' object has no attribute 'get'" in result["message"]
+    assert result["goto"]["name"] == "find"      # what gave the None: the one function it reached
 
 
 def test_a_top_level_import_the_harness_cannot_satisfy_fails_every_test_with_its_cause(tmp_path):

@@ -168,6 +168,19 @@ class _Reader:
     def __init__(self, path: Path, module: types.ModuleType, name: str, tests: Path,
                  star: bool = False) -> None:
         self.path, self.module, self.name, self.tests, self.star = path, module, name, tests, star
+        self._defined: dict[str, int] | None = None
+        self._tests_source: _TestsSource | None = None
+
+    def goto(self, test_id: str, message: str) -> dict | None:
+        """The reader's function a failure with no line of theirs is about (_goto), read with
+        `ast` from the reader's file and the tests file the first time a failure asks."""
+        if f"{self.name}, line " in message:
+            return None         # the failure already names the line (a traceback in their file)
+        if self._defined is None:
+            self._defined = _definitions(self.path.read_text(encoding="utf-8"))
+            self._tests_source = _TestsSource(self.tests)
+        assert self._tests_source is not None
+        return _goto(message, self._tests_source.names(test_id), self._defined)
 
     def lacks(self, error: BaseException | None) -> str | None:
         """What `error` says the harness lacks, as the sentence a reader acts on ("harness.py
@@ -216,6 +229,89 @@ def _imports_all_of_harness(tests: Path) -> bool:
     tree = ast.parse(tests.read_text(encoding="utf-8"), filename=str(tests))
     return any(isinstance(node, ast.ImportFrom) and node.module == "harness"
                and any(alias.name == "*" for alias in node.names) for node in ast.walk(tree))
+
+
+# ----------------------------------------------------- the reader's function a failure is about
+
+def _definitions(source: str) -> dict[str, int]:
+    """The `def` lines of the reader's file, by name: "run_agent", and "SessionLog.replay" for a
+    method (by its class). {} for a file that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, node.lineno)
+        elif isinstance(node, ast.ClassDef):
+            for inner in node.body:
+                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(f"{node.name}.{inner.name}", inner.lineno)
+    return found
+
+
+class _TestsSource:
+    """The tests file read with `ast`: which names each test reaches for, its helpers included."""
+
+    def __init__(self, path: Path) -> None:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        self.classes = {n.name: {m.name: m for m in n.body if isinstance(m, ast.FunctionDef)}
+                        for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def names(self, test_id: str) -> list[str]:
+        """The attribute and plain names test `test_id` ("Lab1.test_x") uses, in the order
+        written, following the helpers it calls (`self.run_agent(...)`, `_drive(...)`) once."""
+        class_name, method = test_id.split(".")
+        methods = self.classes.get(class_name, {})
+        todo = [methods.get(method)]
+        seen: set[int] = set()
+        names: list[str] = []
+        while todo:
+            function = todo.pop(0)
+            if function is None or id(function) in seen:
+                continue
+            seen.add(id(function))
+            for node in ast.walk(function):
+                if isinstance(node, ast.Attribute):
+                    names.append(node.attr)
+                    if isinstance(node.value, ast.Name) and node.value.id == "self":
+                        todo.append(methods.get(node.attr))
+                elif isinstance(node, ast.Name):
+                    names.append(node.id)
+                    todo.append(self.functions.get(node.id))
+        return names
+
+
+def _goto(message: str, used: list[str], defined: dict[str, int]) -> dict | None:
+    """The reader's function a failure is about, as {"name": "run_agent", "line": 12}: the one
+    of theirs the message names ("run_agent called the model 3 times", "SessionLog.replay
+    returned ..."), else the only one the test reaches. A name counts when the test reaches it
+    (`harness.run_agent`, `log.replay`: a method of exactly one of the reader's classes), so a
+    word of the message that happens to be a name of theirs ("prompt") does not; a message's
+    `Class.method` always counts. None when nothing is named, or more than one could be."""
+    def resolve(name: str) -> str | None:
+        if name in defined:
+            return name
+        owners = [q for q in defined if q.endswith("." + name)]
+        return owners[0] if len(owners) == 1 else None
+    reached = []
+    for name in used:
+        qualified = resolve(name)
+        if qualified and qualified not in reached:
+            reached.append(qualified)
+    functions = reached
+    words = re.findall(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?", message)
+    for word in words:
+        if "." in word and word in defined:
+            return {"name": word, "line": defined[word]}
+        for qualified in functions:
+            if word == qualified or word == qualified.rsplit(".", 1)[-1]:
+                return {"name": qualified, "line": defined[qualified]}
+    if len(functions) == 1:
+        return {"name": functions[0], "line": defined[functions[0]]}
+    return None
 
 
 # ----------------------------------------------------------------------------- running the tests
@@ -292,6 +388,10 @@ class _Collect(unittest.TestResult):
         cause = self.reader.lacks(error)
         if cause:
             outcome.update(cause=cause, printed=printed)
+        else:
+            goto = self.reader.goto(_test_id(test), message)
+            if goto:
+                outcome["goto"] = goto
         self.outcomes[_test_id(test)] = outcome
 
     def _printed(self) -> str:
@@ -390,7 +490,7 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
     results: list[dict] = []
 
     def record(test_id: str, number: int, sentence: str, status: str, message: str,
-               **cause: str) -> None:
+               **cause: object) -> None:
         result = {"id": test_id, "lab": number, "sentence": sentence, "status": status,
                   "message": message, **cause}
         results.append(result)
@@ -456,6 +556,7 @@ class _Printer:
     later test it fails points up at it, and keeps only what it printed."""
 
     def __init__(self, harness_name: str) -> None:
+        self.name = harness_name
         self.prefix = f"{harness_name} does not import:"
         self.shown = False
         self.causes: set[str] = set()
@@ -474,6 +575,9 @@ class _Printer:
                                                result.get("printed"))))
         elif cause:
             self.causes.add(cause)
+        goto = result.get("goto")
+        if goto:
+            message += f"\n(your {goto['name']} is at {self.name}, line {goto['line']})"
         print(f"{mark}  {result['sentence']}")
         for line in message.splitlines():
             print(INDENT + line if line.strip() else "")

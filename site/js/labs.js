@@ -318,7 +318,7 @@ class Lab {
         // A failure said once above is pointed at, not repeated; what the test printed is its own.
         if (group) li.append(element("p", "test-same", pointer(group, groups.length)));
         const own = group ? group.own.get(result) : result.message;
-        if (!ok && own) li.append(element("pre", "test-message", own), ...this.lineLinks(own));
+        if (!ok && own) li.append(element("pre", "test-message", own), ...this.lineLinks(own, result.goto));
       } else if (!ok && !group) {
         // Not a test of the list: the harness did not import, or the runner itself reported.
         this.report.append(element("pre", "lab-error", result.message || result.sentence || String(result.id)));
@@ -327,7 +327,8 @@ class Lab {
     // The failures many tests share, once each, under the verdict and above the tests.
     this.report.prepend(...groups.map((group) => {
       const block = sharedBlock(group, results.length);
-      block.append(...this.lineLinks(group.shared));
+      const places = new Set(group.results.map((result) => JSON.stringify(result.goto ?? null)));
+      block.append(...this.lineLinks(group.shared, places.size === 1 ? group.results[0].goto : null));
       return block;
     }));
     const passed = results.length - failures.length;
@@ -344,9 +345,14 @@ class Lab {
     }
   }
 
-  /** A button to each line of the reader's file that a failure names ("harness.py, line 12"). */
-  lineLinks(message) {
+  /** A button to each line of the reader's file that a failure names ("harness.py, line 12");
+   * for a failure worded by its test, with no line, one to the function of the reader's it is
+   * about (`goto`, from lab_check: {name: "run_agent", line: 12}). */
+  lineLinks(message, goto = null) {
     const lines = [...new Set([...String(message).matchAll(/harness\.py, line (\d+)/g)].map((m) => Number(m[1])))];
+    if (!lines.length && goto) {
+      return [button(`Go to ${goto.name}, line ${goto.line}`, "test-line", () => this.showLine(goto.line))];
+    }
     return lines.slice(0, 3).map((number) =>
       button(`Show line ${number} in your file`, "test-line", () => this.showLine(number)));
   }

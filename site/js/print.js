@@ -4,13 +4,14 @@
 // model answer and common answers, and the recorded outputs that answer a check. Every editor
 // (CodeMirror draws only the lines on screen) is shown as a whole <pre> of its text. After
 // printing, every part goes back where it was. The rest (buttons gone, code not cut at its scroll
-// box, the answers on a page of their own) is book.css's @media print.
+// box, the answers on a page of their own) is book.css's @media print. The whole book to print
+// (print.html, book-print.js) is made a worksheet once, page by page: each page's answers after it.
 import { element } from "./dom.js";
 
 const opened = [];
 const copies = [];
 const moved = [];   // [node, its parent, the node after it]: where each moved part goes back
-let appendix = null;
+const appendices = [];
 
 const letter = (index) => String.fromCharCode(65 + index);
 
@@ -20,10 +21,12 @@ function move(node, into) {
   into.append(node);
 }
 
-/** The answers section: built from the page's checks, prompts and answering outputs. */
-function buildAnswers(lesson) {
+/** The answers section: built from the page's checks, prompts and answering outputs. `of`
+ * names the page in the whole book ("Lesson 11"), where every page has a section of its own. */
+function buildAnswers(lesson, of = "") {
   const section = element("section", "print-answers");
-  section.append(element("h2", "", "Answers and explanations"));
+  section.append(element("h2", "", of ? `Answers and explanations: ${of}` : "Answers and explanations"));
+  const where = of ? `at the end of ${of}` : "at the end";
   lesson.querySelectorAll("section.check").forEach((check, index) => {
     const block = element("div", "print-answer");
     const options = [...check.querySelectorAll(".check-option")];
@@ -37,7 +40,7 @@ function buildAnswers(lesson) {
     });
     const longer = check.querySelector(".check-explain");
     if (longer) move(longer, block);
-    check.append(element("p", "print-see", `The answer is at the end, under Check ${index + 1}.`));
+    check.append(element("p", "print-see", `The answer is ${where}, under Check ${index + 1}.`));
     section.append(block);
   });
   lesson.querySelectorAll("section.prompt").forEach((prompt, index) => {
@@ -46,7 +49,7 @@ function buildAnswers(lesson) {
     for (const part of prompt.querySelectorAll(":scope > .hints, :scope > .prompt-answer, :scope > .prompt-misses")) {
       move(part, block);
     }
-    prompt.append(element("p", "print-see", `Hints and the model answer are at the end, under Write it yourself ${index + 1}.`));
+    prompt.append(element("p", "print-see", `Hints and the model answer are ${where}, under Write it yourself ${index + 1}.`));
     section.append(block);
   });
   lesson.querySelectorAll(".cell-answer").forEach((output) => {
@@ -59,13 +62,22 @@ function buildAnswers(lesson) {
   return section;
 }
 
+/** What the whole book calls a page in its answers: "Lesson 11", "Checkpoint B", "Welcome". */
+function pageName(article) {
+  return article.querySelector(".lesson-number")?.textContent.trim()
+    || article.querySelector(".lesson-title")?.textContent.trim() || "";
+}
+
 function before() {
-  if (copies.length || opened.length || appendix) return;
-  const lesson = document.querySelector("article.lesson");
-  if (lesson) {
-    appendix = buildAnswers(lesson);
-    lesson.append(appendix);
-  }
+  if (copies.length || opened.length || appendices.length) return;
+  // A page with no question (the welcome page) gets no answers section.
+  const answer = (article, of) => {
+    const section = buildAnswers(article, of);
+    if (section.querySelector(".print-answer")) appendices.push(article.appendChild(section));
+  };
+  const book = document.querySelectorAll("article.book-page");
+  if (book.length) book.forEach((article) => answer(article, pageName(article)));
+  else document.querySelectorAll("article.lesson").forEach((lesson) => answer(lesson, ""));
   document.querySelectorAll("details:not([open])").forEach((details) => {
     details.open = true;
     opened.push(details);
@@ -87,9 +99,13 @@ function after() {
   // Back in reverse order, so that each node's neighbour is already home when it is put back.
   moved.splice(0).reverse().forEach(([node, parent, next]) => parent.insertBefore(node, next));
   document.querySelectorAll(".print-see").forEach((note) => note.remove());
-  appendix?.remove();
-  appendix = null;
+  appendices.splice(0).forEach((section) => section.remove());
   document.documentElement.classList.remove("printing");
+}
+
+/** The whole book to print: a worksheet from the start, and it stays one (it has no other use). */
+export function worksheet() {
+  before();
 }
 
 export function init() {

@@ -253,7 +253,7 @@ export async function saveNow() {
   if (other) takeIn(other);
   dirty.clear();
   replaced = false;
-  work.saved = new Date().toISOString();
+  const stamp = work.saved = new Date().toISOString();
   seen = work.saved;
   const text = JSON.stringify(work);
   let reason = "";
@@ -265,6 +265,9 @@ export async function saveNow() {
     reason = error.name === "QuotaExceededError" ? "storage is full" : error.message;
   }
   const disk = await writeDb(text);
+  // Said on the page once both copies are written (IndexedDB is on the disk): <html data-saved>
+  // holds the `saved` stamp of the copy written last, so a test can wait for a save to be whole.
+  document.documentElement.dataset.saved = stamp;
   if (!local && !disk && !warnedFull) {
     warnedFull = true;
     warn(`Your work could not be saved (${reason || "storage is blocked"}). ` +

@@ -37,6 +37,21 @@ def wait_settled(page, timeout: int = READY_MS) -> None:
     page.wait_for_function(EDITORS, timeout=timeout)
 
 
+WORK_KEY = "agent-harness-book/work"
+SAVED = """(texts) => {
+    const text = localStorage.getItem(%r) || '';
+    if (!texts.every((t) => text.includes(t))) return false;
+    try { return document.documentElement.dataset.saved === JSON.parse(text).saved; } catch { return false; }
+}""" % WORK_KEY
+
+
+def wait_saved(page, *texts: str, timeout: int = 15_000) -> None:
+    """Wait until the saved work holds every one of `texts` and that save is whole: storage.js
+    sets <html data-saved> to a copy's stamp once both localStorage and IndexedDB (on the disk,
+    so it survives a killed browser) hold it."""
+    page.wait_for_function(SAVED, arg=list(texts), timeout=timeout)
+
+
 def run_cell(page, cell_id: str, timeout: int = 60_000) -> str:
     """Click the cell's Run button, wait for it to finish, and return its output text. A cell
     that does not finish in time fails with what the page shows: the cell's state and output,

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import screenshot
 from fixture_site import (editor_text, recorded, run_cell,
-                          type_into_editor, wait_editor, wait_ready)
+                          type_into_editor, wait_editor, wait_ready, wait_saved)
 
 
 
@@ -386,6 +386,24 @@ def test_a_failure_names_a_line_and_a_click_shows_it(page, fixture_url):
     assert "1 / 0" in page.eval_on_selector("#lab-99-1 .code-editor", LINE_TEXT, number)
 
 
+def test_a_failure_worded_by_its_test_goes_to_the_function_it_names(page, fixture_url):
+    """The test's own sentence has no line of harness.py; lab_check finds the def of the function
+    it names (remember), and the button goes there."""
+    page.goto(fixture_url + "lesson-99.html")
+    wait_ready(page)
+    broken = FIXTURE_SOLUTION.replace("for entry in entries]", "for entry in reversed(entries)]")
+    set_lab_text(page, "lab-99-1", broken)
+    assert run_tests(page, "lab-99-1") == {"Lab1.test_greet": "pass", "Lab1.test_remember": "fail"}
+    line = broken.splitlines().index("def remember(entries):") + 1
+    item = page.locator('#lab-99-1 li[data-test="Lab1.test_remember"]')
+    assert "harness.py, line" not in item.locator(".test-message").inner_text()
+    link = item.locator(".test-line")
+    assert link.inner_text() == f"Go to remember, line {line}"
+    link.click()
+    assert editor_view(page, "lab-99-1", CURSOR_LINE) == line
+    assert page.eval_on_selector("#lab-99-1 .code-editor", LINE_TEXT, line).startswith("def remember")
+
+
 def test_a_passed_lab_reads_as_passed_after_a_reload_and_ticks_its_capability(page, base_url):
     page.goto(base_url + "lesson-01.html")
     wait_ready(page)
@@ -395,7 +413,7 @@ def test_a_passed_lab_reads_as_passed_after_a_reload_and_ticks_its_capability(pa
     set_lab_text(page, "lab-1-1", solution("1.1"))
     assert set(run_tests(page, "lab-1-1").values()) == {"pass"}
     page.wait_for_function("document.querySelector('.capabilities li:last-child').dataset.done === 'true'")
-    page.evaluate("() => new Promise(r => setTimeout(r, 400))")  # the save is written 0.3 s after a change
+    wait_saved(page, "passedCode")      # the pass is in the saved work before the reload
     page.reload()
     page.wait_for_function("document.getElementById('lab-1-1').dataset.state === 'pass'")
     assert "passed when you last ran them" in page.locator("#lab-1-1 .lab-summary").inner_text()

@@ -352,6 +352,8 @@ def test_the_downloaded_book_runs_cells_and_labs_served_then_offline(book, profi
         assert run_lab(page, 2) == "pass"  # the reader's saved solution, still there
         assert page.goto(url).from_service_worker  # the course map, never visited
         assert page.locator(f'[data-page="{LESSON}"] a').count() >= 1
+        assert page.goto(f"{url}print.html").from_service_worker   # the whole book to print, never visited
+        page.wait_for_selector(f"#page-{LESSON} .print-answers")     # a worksheet, with no Python
         page.goto(f"{url}lesson-01.html")              # search, from the saved book
         found = search(page, "torn write")
         assert any(r["kind"] == "Section" and r["href"].startswith("lesson-11.html#") for r in found), found
