@@ -38,6 +38,13 @@ A full window (lab/window.py, lesson 12):
     summariser()                        a step that summarises what it is sent, if offered no tools
     SUMMARY_PREFIX                      "Previous conversation summary:\n"
 
+A provider on a wire that is not there (lab/wire.py, the closing page):
+    Transport(answers, size=7)          a transport: (method, url, headers, body) ->
+                                        (status, headers, chunks); .requests: what was Sent
+    answer(status, body, headers=None, *, drop_after=None)   refused()   timed_out()
+    sse_events(text) -> list            {"event", "data"} of a whole SSE text
+    ANTHROPIC_* and OPENAI_*            recorded exchanges, from each provider's documented format
+
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
 stop_at_first=False) -> CrashReport (lab/crashes.py).
@@ -57,6 +64,11 @@ from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful,
                     raises, tokens, usage)
 from .shell import Shell
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
+from .wire import (ANTHROPIC_BAD_REQUEST, ANTHROPIC_OVERLOADED, ANTHROPIC_STREAM_OVERLOADED,
+                   ANTHROPIC_STREAM_TEXT, ANTHROPIC_STREAM_TOOL, ANTHROPIC_TEXT, ANTHROPIC_TOOL,
+                   OPENAI_RATE_LIMITED, OPENAI_STREAM_TEXT, OPENAI_STREAM_TOOLS, OPENAI_TEXT,
+                   OPENAI_TOOL, OPENAI_UNAUTHORIZED, NoAnswer, Sent, Transport, answer, refused,
+                   sse_events, timed_out)
 from .workspace import Cut, PowerCut, Workspace, cut
 
 __all__ = [
@@ -68,6 +80,11 @@ __all__ = [
     "Shell", "drive",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
+    "Transport", "Sent", "answer", "refused", "timed_out", "sse_events", "NoAnswer",
+    "ANTHROPIC_TEXT", "ANTHROPIC_TOOL", "ANTHROPIC_STREAM_TEXT", "ANTHROPIC_STREAM_TOOL",
+    "ANTHROPIC_STREAM_OVERLOADED", "ANTHROPIC_OVERLOADED", "ANTHROPIC_BAD_REQUEST",
+    "OPENAI_TEXT", "OPENAI_TOOL", "OPENAI_STREAM_TEXT", "OPENAI_STREAM_TOOLS",
+    "OPENAI_RATE_LIMITED", "OPENAI_UNAUTHORIZED",
 ]
 
 
