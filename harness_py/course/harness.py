@@ -2105,6 +2105,8 @@ class HttpModel:
     #     (text, call, arguments) has been yielded. After a piece, never: the pieces are out,
     #     and a second answer would be glued onto the first. Then an OSError is yielded as
     #     {"type": "error", "message": f"connection lost: {exc}"} (before: "connection failed")
+    #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError): one error event,
+    #     f"unreadable stream: {exc!r}", not retried
     #   - every error message goes through self._hide first
 #@ code
 

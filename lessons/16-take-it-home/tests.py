@@ -184,6 +184,28 @@ class Lab1(_LabCase):
         self.assertEqual(got.get("stop_reason"), "toolUse",
                          f"stop_reason is {got.get('stop_reason')!r}; tool_use is 'toolUse'.")
 
+    def test_other_blocks_left_out(self):
+        """Blocks the book has no shape for, such as thinking, are left out of the reply and of the stream."""
+        thinking = {"type": "thinking", "thinking": "The sign is wrong.", "signature": "EqQB"}
+        data = {**lab.ANTHROPIC_TOOL, "content": [thinking] + lab.ANTHROPIC_TOOL["content"]}
+        got = self.call("anthropic_reply", harness.anthropic_reply, data)
+        kinds = [b.get("type") for b in got.get("content", [])]
+        self.assertEqual(kinds, ["text", "toolCall"], f"a reply opening with a thinking block "
+                                                      f"became blocks {kinds}; expected text and "
+                                                      "toolCall only.")
+        sse = lab.sse_events(lab.ANTHROPIC_STREAM_TEXT)
+        extra = [{"event": "content_block_start", "data": json.dumps(
+                     {"type": "content_block_start", "index": 0,
+                      "content_block": {"type": "thinking", "thinking": ""}})},
+                 {"event": "content_block_delta", "data": json.dumps(
+                     {"type": "content_block_delta", "index": 0,
+                      "delta": {"type": "thinking_delta", "thinking": "The sign is wrong."}})}]
+        events = self.events("anthropic_events", harness.anthropic_events,
+                             sse[:1] + extra + sse[1:])
+        self.assertEqual([e["type"] for e in events], ["text", "text", "end"],
+                         f"a stream with a thinking block yielded {[e['type'] for e in events]}; "
+                         "expected the two text pieces and the end only.")
+
     def test_reply_stop_reasons(self):
         """end_turn and stop_sequence are "stop", tool_use "toolUse", max_tokens "length"; any other makes a failed reply that keeps its content."""
         for theirs, ours in [("end_turn", "stop"), ("stop_sequence", "stop"),
@@ -225,6 +247,9 @@ class Lab1(_LabCase):
         events = self.events("anthropic_events", harness.anthropic_events,
                              lab.sse_events(lab.ANTHROPIC_STREAM_TOOL))
         calls = [e for e in events if e["type"] == "call"]
+        empty = [e for e in events if e["type"] == "arguments" and not e["json"]]
+        self.assertEqual(empty, [], "an arguments event with empty json was yielded; an empty "
+                                    "partial_json carries nothing and yields nothing.")
         self.assertEqual(calls, [{"type": "call", "index": 0, "id": "toolu_02", "name": "write"}],
                          f"the call events are {calls}; expected one, index 0: the first call "
                          "of the reply, though it is Anthropic's block 1.")
@@ -603,6 +628,18 @@ class Lab3(_LabCase):
                          (1, {"type": "error", "message": "overloaded_error: Overloaded"}),
                          f"an error after text: {len(wire.requests)} requests, last event "
                          f"{got[-1]}; expected 1 request and the provider's error.")
+
+    def test_stream_unreadable_is_an_event(self):
+        """A stream whose data is not JSON ends with one error event, "unreadable stream", and is not sent again."""
+        garbage = "event: message_start\ndata: {not json\n\n"
+        model, wire, sleeps = _anthropic([lab.answer(200, garbage), lab.answer(200, garbage)])
+        got = self.stream(model)
+        self.assertTrue(len(got) == 1 and got[0].get("type") == "error"
+                        and got[0].get("message", "").startswith("unreadable stream"),
+                        f"a stream of garbage gave {got}; expected one error event, "
+                        "'unreadable stream: ...'.")
+        self.assertEqual(len(wire.requests), 1, "an unreadable stream was asked for again; the "
+                                                "same server will send the same garbage.")
 
     def test_stream_refusal_is_an_event(self):
         """A status that is not retried is one error event with the provider's words."""
