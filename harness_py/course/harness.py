@@ -1971,8 +1971,10 @@ def read_sse(chunks):
     decoder, buffer, event, data = codecs.getincrementaldecoder("utf-8")(), "", None, []
     for chunk in chunks:
         buffer += decoder.decode(chunk)
-        lines = buffer.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        buffer = lines.pop()                          # the part after the last newline waits
+        held = "\r" if buffer.endswith("\r") else ""  # maybe the first half of a \r\n
+        lines = buffer[:len(buffer) - len(held)].replace("\r\n", "\n").replace("\r", "\n")
+        lines = lines.split("\n")
+        buffer = lines.pop() + held                   # the part after the last newline waits
         for line in lines:
             if not line:
                 if data:
@@ -1987,6 +1989,8 @@ def read_sse(chunks):
                     event = value
                 elif field == "data":
                     data.append(value)
+    if buffer == "\r" and data:                        # it ended on a bare \r: a blank line
+        yield {"event": event, "data": "\n".join(data)}
 
 
 def urllib_transport(method, url, headers, body, timeout=120):

@@ -464,8 +464,8 @@ class Lab2(_LabCase):
 
 # -------------------------------------------------------------- lab 3: failures are replies
 
-def _anthropic(answers, environ=None, **options):
-    wire, sleeps = lab.Transport(answers), _Sleeps()
+def _anthropic(answers, environ=None, size=7, **options):
+    wire, sleeps = lab.Transport(answers, size=size), _Sleeps()
     model = harness.AnthropicModel("claude-test", transport=wire, sleep=sleeps,
                                    environ={"ANTHROPIC_API_KEY": KEY} if environ is None
                                    else environ, **options)
@@ -585,6 +585,12 @@ class Lab3(_LabCase):
             self.assertEqual(got, want, f"stream yielded {got}; expected {want}.")
             self.assertIs(wire.requests[0].body.get("stream"), True,
                           "stream() did not ask for a stream.")
+        crlf = lab.ANTHROPIC_STREAM_TEXT.replace("\n", "\r\n")
+        model, wire, _ = _anthropic([lab.answer(200, crlf)], size=1)
+        got = self.stream(model)
+        want = list(model.events(lab.sse_events(lab.ANTHROPIC_STREAM_TEXT)))
+        self.assertEqual(got, want, f"a stream with \\r\\n line ends, one byte a chunk, "
+                                    f"yielded {got}; expected {want}.")
 
     def test_stream_retries_before_the_first_piece(self):
         """Before any piece is out, a busy status, an error event or a dropped connection is retried."""
