@@ -165,6 +165,8 @@ def parse(argv):
     parser.add_argument("--allow", default="read",
                         help="tools that never ask, comma-separated (default: read)")
     parser.add_argument("--max-turns", type=int, default=50)
+    parser.add_argument("--window", type=int, default=WINDOW,
+                        help=f"tokens the model reads (default {WINDOW}; a local model: less)")
     args = parser.parse_args(argv)
     if not args.prompt and not args.resume:
         parser.error("say what to do, or --resume")
@@ -187,7 +189,7 @@ def main(argv=None):
     print(f"[{model!r}, folder {root}, log {LOG}]", file=sys.stderr)
     try:
         if args.prompt:
-            session = harness.Session(model, SYSTEM, tools, log, window=WINDOW,
+            session = harness.Session(model, SYSTEM, tools, log, window=args.window,
                                       max_turns=args.max_turns)
             run = session.prompt(args.prompt)
         else:                         # the record as it stands, sent again: no new message
