@@ -26,7 +26,7 @@ def run_file(project: Project, lesson: str, path: Path, timeout: float) -> int:
     """Run FILE exactly as a cell of lesson N (or page S2, B) runs at build time; print what it
     printed."""
     course = course_stage.load(project)
-    page = next((p for p in course.pages if p.kind in ("lesson", "welcome") and p.id.isdigit()
+    page = next((p for p in course.pages if p.kind in ("lesson", "welcome", "closing") and p.id.isdigit()
                  and lesson.isdigit() and int(p.id) == int(lesson)), None) or course.page(lesson)
     if page is None:
         raise BuildError(project.rel(course.path), 0, f"there is no lesson {lesson}")

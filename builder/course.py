@@ -13,7 +13,8 @@ import yaml
 from .errors import BuildError
 from .project import Project
 
-KINDS = ("welcome", "lesson", "checkpoint", "side-quest")
+KINDS = ("welcome", "lesson", "checkpoint", "side-quest", "closing")
+MAIN_LABS = ("lesson", "closing")   # kinds whose labs are points of the main chain
 
 
 @dataclass
@@ -51,6 +52,8 @@ class Page:
             return "welcome.html"
         if self.kind == "lesson":
             return f"lesson-{self.id}.html"
+        if self.kind == "closing":
+            return "closing.html"
         return f"{self.kind}-{self.id.lower()}.html"
 
     @property
@@ -60,18 +63,18 @@ class Page:
             return f"Checkpoint {self.id}"
         if self.kind == "side-quest":
             return f"Side quest {self.id}"
-        if self.kind == "welcome":
+        if self.kind in ("welcome", "closing"):
             return self.title
         return self.id
 
     def point(self, lab: int) -> str:
         """The stage point of this page's lab `lab` (1-based): "11.2", or "S2.1" for a side
         quest's."""
-        return f"{int(self.id)}.{lab}" if self.kind == "lesson" else f"{self.id}.{lab}"
+        return f"{int(self.id)}.{lab}" if self.kind in MAIN_LABS else f"{self.id}.{lab}"
 
     @property
     def points(self) -> list[str]:
-        if self.kind not in ("lesson", "side-quest"):
+        if self.kind not in (*MAIN_LABS, "side-quest"):
             return []
         return [self.point(k) for k in range(1, len(self.labs) + 1)]
 
@@ -109,7 +112,7 @@ class Course:
             before = main
             for point in page.points:
                 parents[point], before = before, point
-            if page.kind == "lesson" and page.points:
+            if page.kind in MAIN_LABS and page.points:
                 main = before
         return parents
 
@@ -120,7 +123,7 @@ class Course:
         for other in self.pages:
             if other is page:
                 break
-            if other.kind == "lesson" and other.points:
+            if other.kind in MAIN_LABS and other.points:
                 found = other.points[-1]
         return found
 
@@ -146,7 +149,7 @@ class Course:
         """The capability of every lesson up to and including `page`, in course order."""
         found = []
         for other in self.pages:
-            if other.kind == "lesson" and other.capability:
+            if other.kind in MAIN_LABS and other.capability:
                 found.append(other.capability)
             if other is page:
                 break
@@ -207,10 +210,11 @@ def load(project: Project) -> Course:
             raise BuildError(where, line, f"page id {page.id!r} appears twice")
         if any(other.folder == page.folder for other in pages):
             raise BuildError(where, line, f"folder {page.folder!r} is named twice")
-        if page.kind == "lesson" and not page.id.isdigit():
-            raise BuildError(where, line, f"lesson id {page.id!r} is not a number")
-        if page.labs and page.kind not in ("lesson", "side-quest"):
-            raise BuildError(where, line, f"page {page.id}: only a lesson or a side quest has labs")
+        if page.kind in MAIN_LABS and not page.id.isdigit():
+            raise BuildError(where, line, f"{page.kind} id {page.id!r} is not a number")
+        if page.labs and page.kind not in (*MAIN_LABS, "side-quest"):
+            raise BuildError(where, line, f"page {page.id}: only a lesson, the closing page or a "
+                                          "side quest has labs")
         if page.kind == "side-quest" and page.labs and not re.fullmatch(r"S\d+", page.id):
             raise BuildError(where, line, f"side quest {page.id!r} has labs: its id must be S and "
                                           "a number (S2), which names its stage points (S2.1)")

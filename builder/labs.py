@@ -107,6 +107,15 @@ class Labs:
         return {f"lab/{p.relative_to(root).as_posix()}": p for p in sorted(root.rglob("*.py"))
                 if "__pycache__" not in p.parts}
 
+    def _extras(self, page: Page) -> dict[str, Path]:
+        """What a page adds to its lab folder: every file in lessons/<folder>/download/ (the
+        closing page's agent.py), at the same place under the folder."""
+        root = self.project.lessons / page.folder / "download"
+        if not root.is_dir():
+            return {}
+        return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*"))
+                if p.is_file() and "__pycache__" not in p.parts}
+
     def downloads(self, page: Page) -> dict[str, bytes | Path]:
         """downloads/lesson-NN/: the lesson's lab folder, runnable with plain CPython, and the
         same folder as one file, downloads/lesson-NN.zip: a static host lists no folders, so
@@ -118,6 +127,8 @@ class Labs:
             files[folder + name] = self.stages.starting(page.point(number)).encode("utf-8")
         files[folder + "tests.py"] = self.tests_file(page)
         for name, path in self._lab_package().items():
+            files[folder + name] = path
+        for name, path in self._extras(page).items():
             files[folder + name] = path
         made = {f"downloads/{name}": data for name, data in files.items()}
         made[f"downloads/lesson-{page.id}.zip"] = zipped(files)

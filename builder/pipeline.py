@@ -62,7 +62,7 @@ def _manifest_entry(page, source=None, views=None) -> dict:
 def _search_label(page) -> str:
     """How a search result names its page: "Lesson 11 · The power cut"."""
     name = f"Lesson {page.id}" if page.kind == "lesson" else page.label
-    return name if page.kind == "welcome" else f"{name} · {page.title}"
+    return name if page.kind in ("welcome", "closing") else f"{name} · {page.title}"
 
 
 def _cells_key(parsed, reference: str) -> str:

@@ -34,7 +34,7 @@ class Link:
         page = self.page
         if page.kind == "lesson":
             return f"{page.id} · {page.title}"
-        if page.kind == "welcome":
+        if page.kind in ("welcome", "closing"):
             return page.title
         return f"{page.label} · {page.title}"
 
@@ -78,7 +78,7 @@ class Renderer:
         template = "welcome.html" if page.kind == "welcome" else "lesson.html"
         return self.templates.get_template(template).render(
             **self._common(page), body=body, new_here=new_here,
-            builds_on=Link(previous) if previous and page.kind == "lesson" else None,
+            builds_on=Link(previous) if previous and page.kind in ("lesson", "closing") else None,
             lab_count=len(page.labs), title=_title(page), runs_python=bool(source.cells or labs),
             python_lesson=page.number)
 
@@ -120,6 +120,6 @@ def _label(page: Page) -> str:
 def _title(page: Page) -> str:
     if page.kind == "lesson":
         return f"{page.id} · {page.title}"
-    if page.kind == "welcome":
+    if page.kind in ("welcome", "closing"):
         return page.title
     return f"{page.label}: {page.title}"

@@ -358,7 +358,7 @@ def course_parents(course_yaml: Path | str = COURSE_YAML) -> dict[str, str | Non
     main: str | None = None
     for page in course["pages"]:
         kind, labs = page.get("kind"), page.get("labs") or []
-        if kind == "lesson":
+        if kind in ("lesson", "closing"):   # the main chain
             for k in range(1, len(labs) + 1):
                 point = f"{int(page['id'])}.{k}"
                 parents[point], main = main, point

@@ -134,6 +134,29 @@ def test_the_course_page_of_s2_owns_its_points():
     assert COURSE.base(COURSE.page("12")) == "11.2", "lesson 12's cells start from 11.2, not S2"
 
 
+def test_the_closing_page_is_on_the_main_chain():
+    """The closing page's labs follow the last lesson lab before it (never a side quest's), and
+    the builder and stages.course_parents agree on that."""
+    page = COURSE.page("16")
+    assert page.kind == "closing" and page.points == ["16.1", "16.2", "16.3"]
+    parent = COURSE.parents["16.1"]
+    assert parent is not None and not parent.startswith("S")
+    assert stages.course_parents()["16.1"] == parent
+    assert page.label == "Take it home" and page.path == "closing.html"
+    assert COURSE.capabilities(page)[-1] == page.capability
+
+
+def test_a_page_download_folder_joins_its_lab_folder():
+    """lessons/<folder>/download/ (the closing page's agent.py) is copied into the page's lab
+    folder and its zip, next to harness.py and tests.py."""
+    from builder.labs import Labs
+    made = Labs(PROJECT, COURSE).downloads(COURSE.page("16"))
+    assert "downloads/lesson-16/agent.py" in made
+    assert "downloads/lesson-16/harness.py" in made
+    assert not any(name.startswith("downloads/lesson-12/agent") for name in
+                   Labs(PROJECT, COURSE).downloads(COURSE.page("12")))
+
+
 # ----------------------------------------------------------------------- lesson 11, as the seed
 
 # The seed's two starting files, whitespace collapsed, as the seed prints them (its lines 497 and

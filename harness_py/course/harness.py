@@ -1,5 +1,10 @@
 #@ block 14.2
 import codecs
+#@ end
+#@ block 16.3
+import os
+#@ end
+#@ block 14.2
 import time
 #@ end
 #@ block 7.1..9.1
@@ -2197,4 +2202,579 @@ class Retrying:
                 yield first                           # refused: another try is refused again
                 return
         yield {"type": "error", "message": failure}
+#@ end
+#@ block 16.1 given
+
+
+# == 10 providers ==
+# A provider adapter is a model like the scripted one, complete(system, messages, tools) and
+# stream(system, messages, tools), that speaks one provider's wire format over HTTP. The book's
+# messages never change shape: each adapter spells them the provider's way on the way out, and
+# spells the answer back the book's way on the way in.
+
+ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse",
+                   "max_tokens": "length"}
+#@ end
+#@ block 16.1 gap
+#@ spec
+# Spec only. The tests import four names: anthropic_messages, anthropic_request, anthropic_reply
+# and anthropic_events. Anthropic's Messages API (POST /v1/messages), as its documentation says:
+#
+# anthropic_messages(messages) -> list   the book's transcript in Anthropic's spelling:
+#   - a user message: {"role": "user", "content": <its text>}
+#   - an assistant message: {"role": "assistant", "content": [blocks]}, a text block as
+#     {"type": "text", "text"} (an empty text is left out: Anthropic refuses it), a toolCall as
+#     {"type": "tool_use", "id", "name", "input": <the arguments dict itself, not JSON text>}
+#   - a toolResult: a *user* message holding {"type": "tool_result", "tool_use_id",
+#     "content", "is_error"}, is_error kept as it is
+#   - two messages in a row that come out with the same role are merged into one, their
+#     contents as lists of blocks (a string becomes one text block), in order: the results
+#     of one reply's calls go back in one user message
+# anthropic_request(model, system, messages, tools, *, max_tokens, stream) -> dict   the body:
+#     {"model", "max_tokens", "system": system, "messages": anthropic_messages(messages),
+#      "tools": [{"name", "description", "input_schema": <the spec's "parameters">}]}
+#     "system" is a field of its own, never a message, and left out when it is "". "tools" left
+#     out when there are none. With stream=True, also "stream": True.
+# anthropic_reply(data) -> dict   Anthropic's answer (a parsed JSON dict) as the book's message:
+#     {"role": "assistant", "content": [text blocks and toolCall blocks, in order: tool_use
+#      becomes {"type": "toolCall", "id", "name", "arguments": <its input>}; other block types
+#      are left out], "stop_reason": ANTHROPIC_STOPS[...], "usage": {"input", "output"}}
+#     usage["input"] counts every token read: input_tokens plus cache_creation_input_tokens and
+#     cache_read_input_tokens when present. A stop_reason not in ANTHROPIC_STOPS ("refusal",
+#     ...) makes the reply failed: stop_reason "error", error_message f"stop_reason {reason}",
+#     its content kept.
+# anthropic_events(sse) -> iterator   `sse` is an iterable of {"event", "data"} dicts (what
+#     read_sse makes of the bytes); yields the book's stream events (STREAM: text, call,
+#     arguments, end, error):
+#   - content_block_start of a tool_use: {"type": "call", "index": i, "id", "name"}, i counting
+#     the calls of this reply from 0 (not Anthropic's block index, which counts text blocks too)
+#   - content_block_delta: text_delta -> {"type": "text", "text"}; input_json_delta ->
+#     {"type": "arguments", "index": i, "json": <partial_json>} for that block's call (an
+#     empty partial_json: nothing)
+#   - message_start carries the input usage, message_delta the stop_reason and output usage
+#   - message_stop: {"type": "end", "stop_reason", "usage"}, or, for a stop_reason not in
+#     ANTHROPIC_STOPS, {"type": "error", "message": f"stop_reason {reason}"}; then nothing more
+#   - an error event: {"type": "error", "message": f"{error type}: {error message}"}, and stop
+#   - ping and anything else: nothing
+#   - the events run out before message_stop: {"type": "error", "message": "the stream ended
+#     before message_stop"}. Exactly one end or error, always last.
+#@ code
+
+
+def anthropic_messages(messages):
+    """The transcript in Anthropic's spelling. A tool's result is a block inside a user message,
+    and it keeps is_error: Anthropic has a field for it. Same-role neighbours are merged, so the
+    results of one reply's calls all go back in the one user message that must follow it."""
+    out = []
+    for m in messages:
+        if m["role"] == "assistant":
+            role, content = "assistant", [
+                {"type": "text", "text": b["text"]} if b["type"] == "text" else
+                {"type": "tool_use", "id": b["id"], "name": b["name"], "input": b["arguments"]}
+                for b in m["content"] if b["type"] == "toolCall" or (b["type"] == "text"
+                                                                     and b["text"])]
+        elif m["role"] == "toolResult":
+            role, content = "user", [{"type": "tool_result", "tool_use_id": m["tool_call_id"],
+                                      "content": m["content"], "is_error": m["is_error"]}]
+        else:
+            role, content = "user", m["content"]
+        if out and out[-1]["role"] == role:
+            out[-1]["content"] = _blocks(out[-1]["content"]) + _blocks(content)
+        else:
+            out.append({"role": role, "content": content})
+    return out
+
+
+def _blocks(content):
+    """A message's content as a list of blocks: a string is one text block."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def anthropic_request(model, system, messages, tools, *, max_tokens, stream):
+    """The body of one Messages request. The system prompt is a field of its own: Anthropic
+    takes no system message in `messages`."""
+    body = {"model": model, "max_tokens": max_tokens}
+    if system:
+        body["system"] = system
+    body["messages"] = anthropic_messages(messages)
+    if tools:
+        body["tools"] = [{"name": t["name"], "description": t["description"],
+                          "input_schema": t["parameters"]} for t in tools]
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def _anthropic_input(usage):
+    """Every input token Anthropic read: the cached ones are counted apart from input_tokens."""
+    return sum(usage.get(key) or 0 for key in ("input_tokens", "cache_creation_input_tokens",
+                                                "cache_read_input_tokens"))
+
+
+def anthropic_reply(data):
+    """Anthropic's answer as the book's assistant message. A stop the book has no name for is
+    a failed reply, with what did arrive kept."""
+    content = []
+    for block in data.get("content") or []:
+        if block["type"] == "text":
+            content.append({"type": "text", "text": block["text"]})
+        elif block["type"] == "tool_use":
+            content.append({"type": "toolCall", "id": block["id"], "name": block["name"],
+                            "arguments": block["input"]})
+    usage = data.get("usage") or {}
+    message = {"role": "assistant", "content": content,
+               "stop_reason": ANTHROPIC_STOPS.get(data.get("stop_reason"), "error"),
+               "usage": {"input": _anthropic_input(usage), "output": usage.get("output_tokens", 0)}}
+    if message["stop_reason"] == "error":
+        message["error_message"] = f"stop_reason {data.get('stop_reason')}"
+    return message
+
+
+def anthropic_events(sse):
+    """Anthropic's stream as the book's stream events: one text or arguments event per delta,
+    one call event per tool_use block, and exactly one end or error, last."""
+    calls = {}                                  # Anthropic's block index -> the book's call index
+    usage, stop = {"input": 0, "output": 0}, None
+    for item in sse:
+        data = json.loads(item["data"]) if item["data"] else {}
+        kind = data.get("type", item["event"])
+        if kind == "message_start":
+            usage["input"] = _anthropic_input(data["message"].get("usage") or {})
+        elif kind == "content_block_start" and data["content_block"]["type"] == "tool_use":
+            block = data["content_block"]
+            calls[data["index"]] = len(calls)
+            yield {"type": "call", "index": calls[data["index"]], "id": block["id"],
+                   "name": block["name"]}
+        elif kind == "content_block_delta":
+            delta = data["delta"]
+            if delta["type"] == "text_delta":
+                yield {"type": "text", "text": delta["text"]}
+            elif delta["type"] == "input_json_delta" and delta["partial_json"]:
+                yield {"type": "arguments", "index": calls[data["index"]],
+                       "json": delta["partial_json"]}
+        elif kind == "message_delta":
+            stop = data["delta"].get("stop_reason") or stop
+            usage["output"] = (data.get("usage") or {}).get("output_tokens", usage["output"])
+        elif kind == "message_stop":
+            if stop in ANTHROPIC_STOPS:
+                yield {"type": "end", "stop_reason": ANTHROPIC_STOPS[stop], "usage": usage}
+            else:
+                yield {"type": "error", "message": f"stop_reason {stop}"}
+            return
+        elif kind == "error":
+            error = data.get("error") or {}
+            yield {"type": "error", "message": f"{error.get('type')}: {error.get('message')}"}
+            return
+    yield {"type": "error", "message": "the stream ended before message_stop"}
+#@ end
+#@ block 16.2 given
+
+
+OPENAI_STOPS = {"stop": "stop", "length": "length", "tool_calls": "toolUse",
+                "function_call": "toolUse"}
+FAILED_PREFIX = "Error: "   # Chat Completions has no is_error field: a failure says so in words
+#@ end
+#@ block 16.2 gap
+#@ spec
+# Spec only. The tests import four names: openai_messages, openai_request, openai_reply and
+# openai_events. The OpenAI-compatible Chat Completions API (POST /v1/chat/completions), which
+# OpenAI serves and so do Ollama, llama.cpp's server and vLLM, as OpenAI's documentation says:
+#
+# openai_messages(system, messages) -> list   the book's transcript in this spelling:
+#   - first {"role": "system", "content": system} (left out when system is "")
+#   - a user message: {"role": "user", "content": <its text>}
+#   - an assistant message: {"role": "assistant", "content": <its text, or None if it has
+#     none>} and, if it has calls, "tool_calls": [{"id", "type": "function", "function":
+#     {"name", "arguments": <the arguments as a JSON string: json.dumps>}}]
+#   - a toolResult: {"role": "tool", "tool_call_id", "content"}, one message per result. There
+#     is no is_error field, so a failed result's content starts with FAILED_PREFIX
+# openai_request(model, system, messages, tools, *, stream) -> dict   the body:
+#     {"model", "messages": openai_messages(system, messages), "tools": [{"type": "function",
+#      "function": {"name", "description", "parameters"}}]}, "tools" left out when there are
+#     none. With stream=True also "stream": True and "stream_options": {"include_usage": True}
+#     (without it a stream carries no usage).
+# openai_reply(data) -> dict   the answer as the book's message, from data["choices"][0]:
+#     the message's content (None is no text) as one text block, then each tool call as
+#     {"type": "toolCall", "id", "name", "arguments": json.loads(<its arguments>)};
+#     stop_reason from OPENAI_STOPS, but "toolUse" whenever there are calls, whatever
+#     finish_reason says (some local servers say "stop"); another finish_reason
+#     ("content_filter") makes a failed reply with error_message f"finish_reason {it}";
+#     arguments that are not a JSON object make a failed reply too, error_message
+#     f"the arguments of call {id} are not a JSON object: {them}", its text kept, no calls.
+#     usage {"input": prompt_tokens, "output": completion_tokens}, {} if the server sent none.
+# openai_events(sse) -> iterator   the book's stream events from the chunks:
+#   - delta.content -> {"type": "text", "text"} (an empty or null one: nothing)
+#   - delta.tool_calls[k]: the first piece of index i -> {"type": "call", "index": i, "id",
+#     "name"}; every piece's function.arguments, if not empty -> {"type": "arguments",
+#     "index": i, "json"}. Pieces are matched by "index", never by their order
+#   - finish_reason and usage are kept for the end; a chunk with "error" ->
+#     {"type": "error", "message": f"{its type}: {its message}"}, and stop
+#   - data "[DONE]" -> {"type": "end", "stop_reason", "usage"}, stop_reason mapped as in
+#     openai_reply (a call seen makes it "toolUse"); a finish_reason not in OPENAI_STOPS, or
+#     none at all: {"type": "error", "message": f"finish_reason {it}"}
+#   - the events run out before [DONE]: {"type": "error", "message": "the stream ended
+#     before [DONE]"}. Exactly one end or error, always last.
+#@ code
+
+
+def openai_messages(system, messages):
+    """The transcript in Chat Completions' spelling. The system prompt is the first message; a
+    call's arguments are JSON text; a result is a message of its own, and its is_error, which
+    has no field here, is said in words so that the model still knows."""
+    out = [{"role": "system", "content": system}] if system else []
+    for m in messages:
+        if m["role"] == "assistant":
+            message = {"role": "assistant", "content": text_of(m) or None}
+            if tool_calls(m):
+                message["tool_calls"] = [
+                    {"id": c["id"], "type": "function",
+                     "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                    for c in tool_calls(m)]
+            out.append(message)
+        elif m["role"] == "toolResult":
+            prefix = FAILED_PREFIX if m["is_error"] else ""
+            out.append({"role": "tool", "tool_call_id": m["tool_call_id"],
+                        "content": prefix + m["content"]})
+        else:
+            out.append({"role": "user", "content": m["content"]})
+    return out
+
+
+def openai_request(model, system, messages, tools, *, stream):
+    """The body of one Chat Completions request."""
+    body = {"model": model, "messages": openai_messages(system, messages)}
+    if tools:
+        body["tools"] = [{"type": "function", "function": {
+            "name": t["name"], "description": t["description"], "parameters": t["parameters"]}}
+            for t in tools]
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _openai_usage(usage):
+    """The book's usage from Chat Completions' counts; {} when the server sent none."""
+    if not usage:
+        return {}
+    return {"input": usage.get("prompt_tokens", 0), "output": usage.get("completion_tokens", 0)}
+
+
+def _openai_stop(finish, has_calls):
+    """The book's stop_reason, or None for a finish the book has no name for. A reply with
+    calls asks for tools, whatever its finish_reason says."""
+    return "toolUse" if has_calls and finish in OPENAI_STOPS else OPENAI_STOPS.get(finish)
+
+
+def openai_reply(data):
+    """The first choice of a Chat Completions answer as the book's assistant message."""
+    choice = data["choices"][0]
+    message = choice.get("message") or {}
+    content = [{"type": "text", "text": message["content"]}] if message.get("content") else []
+    calls = message.get("tool_calls") or []
+    failed = None if _openai_stop(choice.get("finish_reason"), bool(calls)) else (
+        f"finish_reason {choice.get('finish_reason')}")
+    for call in calls:
+        text = call["function"]["arguments"] or "{}"
+        try:
+            arguments = json.loads(text)
+        except ValueError:
+            arguments = None
+        if not isinstance(arguments, dict):   # no call is made of it: nobody knows what it says
+            failed = failed or f"the arguments of call {call['id']} are not a JSON object: {text}"
+        elif not failed:
+            content.append({"type": "toolCall", "id": call["id"],
+                            "name": call["function"]["name"], "arguments": arguments})
+    if failed:
+        return {"role": "assistant", "content": [b for b in content if b["type"] == "text"],
+                "stop_reason": "error", "error_message": failed,
+                "usage": _openai_usage(data.get("usage"))}
+    return {"role": "assistant", "content": content,
+            "stop_reason": _openai_stop(choice.get("finish_reason"), bool(calls)),
+            "usage": _openai_usage(data.get("usage"))}
+
+
+def openai_events(sse):
+    """Chat Completions' chunks as the book's stream events. A call's pieces carry the index
+    of the call they belong to; its id and name come with the first piece only."""
+    started, finish, usage = set(), None, {}
+    for item in sse:
+        if item["data"] == "[DONE]":
+            stop = _openai_stop(finish, bool(started))
+            if stop is None:
+                yield {"type": "error", "message": f"finish_reason {finish}"}
+            else:
+                yield {"type": "end", "stop_reason": stop, "usage": usage}
+            return
+        data = json.loads(item["data"])
+        if data.get("error"):
+            error = data["error"] if isinstance(data["error"], dict) else {"message": data["error"]}
+            yield {"type": "error", "message": f"{error.get('type')}: {error.get('message')}"}
+            return
+        usage = _openai_usage(data.get("usage")) or usage
+        for choice in data.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                yield {"type": "text", "text": delta["content"]}
+            for piece in delta.get("tool_calls") or []:
+                index, function = piece.get("index", 0), piece.get("function") or {}
+                if index not in started:
+                    started.add(index)
+                    yield {"type": "call", "index": index, "id": piece.get("id"),
+                           "name": function.get("name")}
+                if function.get("arguments"):
+                    yield {"type": "arguments", "index": index, "json": function["arguments"]}
+            finish = choice.get("finish_reason") or finish
+    yield {"type": "error", "message": "the stream ended before [DONE]"}
+#@ end
+#@ block 16.3 given: a transport over urllib, and the provider's words
+# -- HTTP: the bytes, the transport, the provider's words --
+
+
+
+def urllib_transport(method, url, headers, body, timeout=120):
+    """The default transport: one HTTP request with urllib, answered (status, headers, chunks),
+    chunks an iterator of bytes read as they arrive. An HTTP error status is an answer, not an
+    exception; a connection that cannot be made or breaks raises OSError."""
+    import urllib.error
+    import urllib.request
+    request = urllib.request.Request(url, data=body, headers=headers, method=method)
+    try:
+        response = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}, [error.read()]
+    return response.status, {k.lower(): v for k, v in response.headers.items()}, _read(response)
+
+
+def _read(response):
+    """The body of `response`, in pieces as they come off the socket."""
+    with response:
+        while chunk := response.read1(8192):
+            yield chunk
+
+
+# Busy, or broken for a moment: ask again. Lesson 14's TRANSIENT, and the 5xx statuses a provider
+# sends for a passing fault (not 501, which will not pass). RETRIES and BACKOFF are lesson 14's.
+RETRY_STATUSES = TRANSIENT + (500, 502, 503, 504, 529)
+MAX_WAIT = 30       # the most a Retry-After header may make us wait, in seconds
+
+
+def backoff(attempt, headers):
+    """Seconds to wait before retry number `attempt` (from 1): what the provider's Retry-After
+    asks, if it asks, up to MAX_WAIT; else BACKOFF doubled for each retry before."""
+    try:
+        return min(float(headers.get("retry-after")), MAX_WAIT)
+    except (TypeError, ValueError):
+        return BACKOFF * 2 ** (attempt - 1)
+
+
+def provider_words(status, data):
+    """What a provider said when it refused: "529 overloaded_error: Overloaded". Both formats
+    put an error object in the body, {"error": {"type", "message"}} (OpenAI's type may be null,
+    and then its code is used); a body that is not such JSON is quoted, cut at 200 characters."""
+    text = data.decode("utf-8", "replace")
+    try:
+        error = json.loads(text)["error"]
+    except (ValueError, KeyError, TypeError):
+        return f"{status} {text.strip()[:200]}"
+    if isinstance(error, str):
+        return f"{status} {error}"
+    return f"{status} {error.get('type') or error.get('code')}: {error.get('message')}"
+#@ end
+#@ block 16.3 given
+
+
+class HttpModel:
+    """A model behind an HTTP API: complete() and stream() as the scripted model has them, never
+    an exception. A subclass says how its provider spells things: url(), headers(key), body(...),
+    reply(data) and events(sse).
+
+    HttpModel(model, *, base_url, key_env=None, transport=None, sleep=time.sleep,
+              retries=RETRIES, environ=None)
+    `transport(method, url, headers, body) -> (status, headers, chunks)` (urllib_transport if
+    None) and `sleep` are injectable, so that every failure can be played without a network and
+    without waiting. The key is read from environ[key_env] (os.environ if None) for each request
+    and kept nowhere: not on the object, not in its repr, not in an error message."""
+
+    KEY_ENV = ""
+
+    def __init__(self, model, *, base_url, key_env=None, transport=None, sleep=time.sleep,
+                 retries=RETRIES, environ=None):
+        self.model, self.base_url = model, base_url.rstrip("/")
+        self.key_env = key_env or self.KEY_ENV
+        self.transport, self.sleep, self.retries = transport or urllib_transport, sleep, retries
+        self.environ = os.environ if environ is None else environ
+
+    def __repr__(self):
+        return (f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r}, "
+                f"key from ${self.key_env})")
+
+    def _key(self):
+        """The key, read now; None when the variable is not set (a local server needs none)."""
+        return self.environ.get(self.key_env) or None
+
+    def _hide(self, text):
+        """`text` with the key taken out, in case a provider or a proxy quoted it back."""
+        key = self._key()
+        return text.replace(key, "[the key]") if key else text
+
+    def _post(self, system, messages, tools, stream):
+        """Send one request; returns the transport's (status, headers, chunks)."""
+        body = json.dumps(self.body(system, messages, tools, stream)).encode()
+        return self.transport("POST", self.url(), self.headers(self._key()), body)
+#@ end
+#@ block 16.3 gap
+#@ spec
+    # Spec only. The tests import AnthropicModel and OpenAIModel, below, which are HttpModels:
+    # write their two methods here, once for both.
+    #
+    # complete(system, messages, tools) -> dict   one request, self._post(..., stream=False),
+    #     and the book's message. Never an exception:
+    #   - status 200: self.reply(the body's JSON); a body that is not what reply expects
+    #     (ValueError, KeyError, TypeError, IndexError): error_message(f"unreadable answer: "
+    #     f"{exc!r}")
+    #   - another status: error_message(provider_words(status, body))
+    #   - an OSError from the transport or from reading the body (refused, reset, timed out):
+    #     error_message(f"connection failed: {exc}")
+    #   - a status in RETRY_STATUSES, and an OSError, are first sent again, up to self.retries
+    #     times, each after self.sleep(backoff(retry number, the answer's headers or {}))
+    #   - every error_message goes through self._hide first
+    # stream(system, messages, tools) -> iterator   self._post(..., stream=True), and yields
+    #     self.events(read_sse(chunks)): the book's stream events, the last one an end or an
+    #     error, exactly one of them. Never an exception:
+    #   - another status than 200: an error event with provider_words(...); retried first, as
+    #     complete does, if the status is in RETRY_STATUSES
+    #   - an error event, or an OSError: retried as complete does, but only while no piece
+    #     (text, call, arguments) has been yielded. After a piece, never: the pieces are out,
+    #     and a second answer would be glued onto the first. Then an OSError is yielded as
+    #     {"type": "error", "message": f"connection lost: {exc}"} (before: "connection failed")
+    #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError): one error event,
+    #     f"unreadable stream: {exc!r}", not retried
+    #   - every error message goes through self._hide first
+#@ code
+
+    def complete(self, system, messages, tools):
+        """One request, answered with the book's message. A failure is a failed reply with the
+        provider's words in it; a busy or broken moment is retried, with a pause, first."""
+        attempt = 0
+        while True:
+            headers = {}
+            try:
+                status, headers, chunks = self._post(system, messages, tools, stream=False)
+                data = b"".join(chunks)
+            except OSError as exc:
+                retry, words = True, f"connection failed: {exc}"
+            else:
+                if status == 200:
+                    try:
+                        return self.reply(json.loads(data))
+                    except (ValueError, KeyError, TypeError, IndexError) as exc:
+                        return error_message(self._hide(f"unreadable answer: {exc!r}"))
+                retry, words = status in RETRY_STATUSES, provider_words(status, data)
+            attempt += 1
+            if not retry or attempt > self.retries:
+                return error_message(self._hide(words))
+            self.sleep(backoff(attempt, headers))
+
+    def stream(self, system, messages, tools):
+        """The reply as stream events, the last an end or an error. Retried only before the
+        first piece: once text is out, asking again would write a second answer after it."""
+        attempt, pieces = 0, 0
+        while True:
+            headers = {}
+            try:
+                status, headers, chunks = self._post(system, messages, tools, stream=True)
+                if status != 200:
+                    retry, words = status in RETRY_STATUSES, provider_words(status,
+                                                                            b"".join(chunks))
+                else:
+                    retry, words = True, "the stream ended with no end"
+                    for event in self.events(read_sse(chunks)):
+                        if event["type"] == "error":
+                            words = event["message"]
+                            break
+                        yield event
+                        if event["type"] == "end":
+                            return
+                        pieces += 1
+            except OSError as exc:
+                retry, words = True, f"connection {'lost' if pieces else 'failed'}: {exc}"
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
+                retry, words = False, f"unreadable stream: {exc!r}"
+            attempt += 1
+            if pieces or not retry or attempt > self.retries:
+                yield {"type": "error", "message": self._hide(words)}
+                return
+            self.sleep(backoff(attempt, headers))
+#@ end
+#@ block 16.3 given
+
+
+class AnthropicModel(HttpModel):
+    """Anthropic's Messages API; the key from $ANTHROPIC_API_KEY."""
+
+    KEY_ENV = "ANTHROPIC_API_KEY"
+
+    def __init__(self, model, *, base_url="https://api.anthropic.com/v1", max_tokens=4096,
+                 **options):
+        super().__init__(model, base_url=base_url, **options)
+        self.max_tokens = max_tokens
+
+    def url(self):
+        return self.base_url + "/messages"
+
+    def headers(self, key):
+        headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+        return {**headers, "x-api-key": key} if key else headers
+
+    def body(self, system, messages, tools, stream):
+        return anthropic_request(self.model, system, messages, tools,
+                                 max_tokens=self.max_tokens, stream=stream)
+
+    def reply(self, data):
+        return anthropic_reply(data)
+
+    def events(self, sse):
+        return anthropic_events(sse)
+
+
+class OpenAIModel(HttpModel):
+    """The OpenAI-compatible Chat Completions API; the key from $OPENAI_API_KEY, and none sent
+    when it is not set: a local server (Ollama, llama.cpp's server, vLLM) asks for none."""
+
+    KEY_ENV = "OPENAI_API_KEY"
+
+    def __init__(self, model, *, base_url="https://api.openai.com/v1", **options):
+        super().__init__(model, base_url=base_url, **options)
+
+    def url(self):
+        return self.base_url + "/chat/completions"
+
+    def headers(self, key):
+        headers = {"content-type": "application/json"}
+        return {**headers, "authorization": f"Bearer {key}"} if key else headers
+
+    def body(self, system, messages, tools, stream):
+        return openai_request(self.model, system, messages, tools, stream=stream)
+
+    def reply(self, data):
+        return openai_reply(data)
+
+    def events(self, sse):
+        return openai_events(sse)
+
+
+def ask_first(tools, ask, allow=("read",)):
+    """The tools, with every one not named in `allow` made to ask before it runs:
+    ask(name, arguments) -> bool. A "no" is raised as PermissionError, so run_tool answers the
+    model with a result it can read (is_error, nothing done) and the run goes on. The loop is
+    not touched: the question lives in the tool."""
+    def asking(tool):
+        def execute(arguments):
+            if not ask(tool["name"], arguments):
+                raise PermissionError(f"The user said no to this {tool['name']} call, so it did "
+                                      "not run. Ask them what they want instead.")
+            return tool["execute"](arguments)
+        return {**tool, "execute": execute}
+    return [tool if tool["name"] in allow else asking(tool) for tool in tools]
 #@ end

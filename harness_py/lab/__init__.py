@@ -50,7 +50,14 @@ Word by word (lab/stream.py, lesson 14):
     pieces(reply)                       the events a reply is sent as, cut by a rule, not chance
     drop(step, after)  no_end(step, after=None)  error_event(step, after, message=OVERLOADED)
                                         the faults a stream has and a whole reply does not
-    sse(events, newline="\n") -> bytes  chunks(data, at) -> list[bytes]   the bytes of a stream
+    sse(events, newline="\\n") -> bytes  chunks(data, at) -> list[bytes]   the bytes of a stream
+
+A provider on a wire that is not there (lab/wire.py, the closing page):
+    Transport(answers, size=7)          a transport: (method, url, headers, body) ->
+                                        (status, headers, chunks); .requests: what was Sent
+    answer(status, body, headers=None, *, drop_after=None)   refused()   timed_out()
+    sse_events(text) -> list            {"event", "data"} of a whole SSE text
+    ANTHROPIC_* and OPENAI_*            recorded exchanges, from each provider's documented format
 
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
@@ -75,6 +82,11 @@ from .stream import (ARGUMENT_PIECE, OVERLOADED, StreamingModel, chunks, drop, e
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
 from .clock import Clock
 from .skills import skill
+from .wire import (ANTHROPIC_BAD_REQUEST, ANTHROPIC_OVERLOADED, ANTHROPIC_STREAM_OVERLOADED,
+                   ANTHROPIC_STREAM_TEXT, ANTHROPIC_STREAM_TOOL, ANTHROPIC_TEXT, ANTHROPIC_TOOL,
+                   OPENAI_RATE_LIMITED, OPENAI_STREAM_TEXT, OPENAI_STREAM_TOOLS, OPENAI_TEXT,
+                   OPENAI_TOOL, OPENAI_UNAUTHORIZED, NoAnswer, Sent, Transport, answer, refused,
+                   sse_events, timed_out)
 from .workspace import Cut, PowerCut, Workspace, cut
 
 __all__ = [
@@ -89,6 +101,11 @@ __all__ = [
     "Clock", "skill",
     "StreamingModel", "pieces", "drop", "no_end", "error_event", "OVERLOADED", "ARGUMENT_PIECE",
     "sse", "chunks",
+    "Transport", "Sent", "answer", "refused", "timed_out", "sse_events", "NoAnswer",
+    "ANTHROPIC_TEXT", "ANTHROPIC_TOOL", "ANTHROPIC_STREAM_TEXT", "ANTHROPIC_STREAM_TOOL",
+    "ANTHROPIC_STREAM_OVERLOADED", "ANTHROPIC_OVERLOADED", "ANTHROPIC_BAD_REQUEST",
+    "OPENAI_TEXT", "OPENAI_TOOL", "OPENAI_STREAM_TEXT", "OPENAI_STREAM_TOOLS",
+    "OPENAI_RATE_LIMITED", "OPENAI_UNAUTHORIZED",
 ]
 
 

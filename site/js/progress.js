@@ -102,7 +102,7 @@ function drawCourse(manifest, pages) {
   const parts = [count, bar];
   if (next) {
     const name = next.kind === "lesson" ? `Lesson ${next.id}` : next.kind === "checkpoint" ? `Checkpoint ${next.id}` : next.title;
-    const link = element("a", "course-continue", `${started ? "Continue" : "Start"}: ${name}${next.kind === "welcome" ? "" : ` · ${next.title}`}`);
+    const link = element("a", "course-continue", `${started ? "Continue" : "Start"}: ${name}${["welcome", "closing"].includes(next.kind) ? "" : ` · ${next.title}`}`);
     link.href = next.path;
     parts.push(link);
   } else if (path.length) {

@@ -1,0 +1,709 @@
+"""The closing page's lab tests: the reader's harness, spoken to a real provider's wire format.
+
+Lab1 checks Anthropic's Messages spelling (point 16.1), Lab2 the OpenAI-compatible Chat Completions
+spelling (16.2), Lab3 the HTTP part both share: failures as replies, retries only before the first
+piece, the key kept out of sight (16.3); it also runs the reader's Harness over each adapter, so
+lesson 05's rule (a failed reply ends the run, recorded) and lesson 11's log are tested again.
+No test opens a socket: every answer comes from lab.Transport, which plays exchanges written from
+each provider's documented wire format, so the same tests run in the page and at home. Each
+test's docstring is its checklist line on the page, word for word. Run them with
+
+    python lab/lab_check.py --harness harness.py --lesson 16 tests.py [--lab 1|2|3]
+"""
+import json
+import unittest
+
+import harness
+import lab
+
+LESSON = 16
+KEY = "sk-test-7d1e0c9b-DO-NOT-PRINT"
+TOOLS = [{"name": "read", "description": "Read a file.",
+          "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                         "required": ["path"]}}]
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+def _read(path="calc.py", id="c1"):
+    return lab.call("read", {"path": path}, id=id)
+
+
+def _transcript():
+    """A small session: a question, a reply with text and two calls, their results (one
+    failed), and the user speaking again."""
+    r1, r2 = _read("calc.py", "c1"), _read("nope.py", "c2")
+    return [
+        lab.user("Why does the test fail?"),
+        lab.reply("Reading both.", r1, r2),
+        lab.tool_result(r1, "def add(a, b):\n    return a - b\n"),
+        lab.tool_result(r2, "File not found: nope.py", is_error=True),
+        lab.user("Also check the tests."),
+    ]
+
+
+def _terminal(events):
+    """The end and error events of a stream, in order."""
+    return [e for e in events if e.get("type") in ("end", "error")]
+
+
+def _pieces(events):
+    return [e for e in events if e.get("type") in ("text", "call", "arguments")]
+
+
+def _arguments(events, index):
+    """The JSON text of call `index`, its pieces joined, as a consumer would."""
+    return "".join(e["json"] for e in events if e["type"] == "arguments" and e["index"] == index)
+
+
+class _Sleeps(list):
+    """An injected sleep that sleeps not at all and remembers how long it was asked to."""
+
+    def __call__(self, seconds):
+        self.append(seconds)
+
+
+class _LabCase(unittest.TestCase):
+    longMessage = False
+    maxDiff = None
+
+    def call(self, what, function, *args, **kwargs):
+        """Call the reader's function; an exception fails the test with a sentence."""
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            self.fail(f"{what} raised {type(error).__name__}: {error}")
+
+    def events(self, what, function, *args):
+        """Every event a stream function yields, as a list; an exception fails the test."""
+        try:
+            return list(function(*args))
+        except Exception as error:
+            self.fail(f"{what} raised {type(error).__name__}: {error}; a stream ends with an "
+                      "end or an error event, and never raises.")
+
+    def assert_one_terminal_last(self, what, events):
+        ends = _terminal(events)
+        self.assertEqual(len(ends), 1, f"{what}: {len(ends)} end or error events "
+                                       f"({[e['type'] for e in ends]}); expected exactly one.")
+        self.assertIs(events[-1], ends[0], f"{what}: the {ends[0]['type']} event is not the last "
+                                           "one; nothing may follow it.")
+
+
+# ------------------------------------------------------------------ lab 1: Anthropic's Messages
+
+class Lab1(_LabCase):
+
+    def body(self, messages=None, system="Be brief.", tools=TOOLS, stream=False):
+        return self.call("anthropic_request", harness.anthropic_request, "claude-test", system,
+                         _transcript() if messages is None else messages, tools,
+                         max_tokens=1000, stream=stream)
+
+    def test_system_is_a_field(self):
+        """The system prompt goes in the request's own "system" field, never in messages, and is left out when it is empty."""
+        body = self.body()
+        self.assertEqual(body.get("system"), "Be brief.",
+                         f"body['system'] is {body.get('system')!r}; expected the system prompt. "
+                         "Anthropic takes it as a top-level field.")
+        roles = [m.get("role") for m in body.get("messages", [])]
+        self.assertNotIn("system", roles, "a message with role 'system' is in messages; "
+                                          "Anthropic refuses it: the system prompt is a field.")
+        self.assertEqual(body.get("model"), "claude-test", "body['model'] is not the model name.")
+        self.assertEqual(body.get("max_tokens"), 1000, "body['max_tokens'] is not max_tokens: "
+                                                       "Anthropic requires it.")
+        self.assertNotIn("system", self.body(system=""),
+                         "with an empty system prompt the body still has a 'system' field.")
+
+    def test_assistant_spelled(self):
+        """An assistant message becomes text and tool_use blocks, the arguments as the dict itself; an empty text is left out."""
+        call = _read()
+        messages = [lab.user("Go."), lab.reply("", "Reading.", call)]
+        got = self.call("anthropic_messages", harness.anthropic_messages, messages)
+        want = [{"role": "user", "content": "Go."},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "Reading."},
+                    {"type": "tool_use", "id": "c1", "name": "read", "input": {"path": "calc.py"}}]}]
+        block = got[1]["content"][-1] if len(got) > 1 and got[1].get("content") else {}
+        if isinstance(block, dict) and isinstance(block.get("input"), str):
+            self.fail("the tool_use block's input is a string of JSON; Anthropic wants the "
+                      "arguments as an object: the dict itself.")
+        self.assertEqual(got, want, f"anthropic_messages gave {got}; expected {want}. An empty "
+                                    "text block is refused by Anthropic, so it is left out.")
+
+    def test_results_keep_id_and_is_error(self):
+        """A tool result is a tool_result block in a user message, with its tool_use_id, its content and its is_error."""
+        got = self.call("anthropic_messages", harness.anthropic_messages, _transcript())
+        blocks = [b for m in got if m.get("role") == "user" and isinstance(m.get("content"), list)
+                  for b in m["content"] if b.get("type") == "tool_result"]
+        want = [{"type": "tool_result", "tool_use_id": "c1",
+                 "content": "def add(a, b):\n    return a - b\n", "is_error": False},
+                {"type": "tool_result", "tool_use_id": "c2",
+                 "content": "File not found: nope.py", "is_error": True}]
+        if len(blocks) == 2 and blocks[1].get("is_error") is not True:
+            self.fail("the failed result's is_error did not arrive; Anthropic has the field, so "
+                      "keep it: the model must know the read failed.")
+        if len(blocks) == 2 and not blocks[0].get("tool_use_id"):
+            self.fail("a tool_result block has no tool_use_id: the model cannot tell which "
+                      "call it answers, and Anthropic refuses it.")
+        self.assertEqual(blocks, want, f"the tool_result blocks are {blocks}; expected {want}.")
+
+    def test_results_of_one_reply_merge(self):
+        """The results of one reply go back in one user message, in call order, and a user's text right after them joins it."""
+        got = self.call("anthropic_messages", harness.anthropic_messages, _transcript())
+        roles = [m.get("role") for m in got]
+        self.assertEqual(roles, ["user", "assistant", "user"],
+                         f"the roles are {roles}; expected user, assistant, user. Two messages "
+                         "with one role in a row are merged into one.")
+        kinds = [(b.get("type"), b.get("tool_use_id") or b.get("text")) for b in got[2]["content"]]
+        self.assertEqual(kinds, [("tool_result", "c1"), ("tool_result", "c2"),
+                                 ("text", "Also check the tests.")],
+                         f"the last user message holds {kinds}; expected both results in call "
+                         "order, then the user's text as a text block.")
+
+    def test_tools_and_stream_fields(self):
+        """Tools are sent with input_schema and left out when there are none; "stream" is in the body only for a stream."""
+        body = self.body()
+        want = [{"name": "read", "description": "Read a file.",
+                 "input_schema": TOOLS[0]["parameters"]}]
+        self.assertEqual(body.get("tools"), want, f"body['tools'] is {body.get('tools')}; "
+                                                  f"expected {want}.")
+        self.assertNotIn("tools", self.body(tools=[]), "with no tools, body still has 'tools'.")
+        self.assertNotIn("stream", body, "a request for complete() says 'stream'.")
+        self.assertIs(self.body(stream=True).get("stream"), True,
+                      "a request for a stream does not say \"stream\": True.")
+
+    def test_reply_text_and_calls(self):
+        """An answer becomes the book's message: text and toolCall blocks in order, the call's input as its arguments."""
+        got = self.call("anthropic_reply", harness.anthropic_reply, lab.ANTHROPIC_TOOL)
+        want = [{"type": "text", "text": "Let me read the file."},
+                {"type": "toolCall", "id": "toolu_01", "name": "read",
+                 "arguments": {"path": "calc.py"}}]
+        self.assertEqual(got.get("role"), "assistant", "the reply's role is not 'assistant'.")
+        self.assertEqual(got.get("content"), want, f"content is {got.get('content')}; "
+                                                   f"expected {want}.")
+        self.assertEqual(got.get("stop_reason"), "toolUse",
+                         f"stop_reason is {got.get('stop_reason')!r}; tool_use is 'toolUse'.")
+
+    def test_other_blocks_left_out(self):
+        """Blocks the book has no shape for, such as thinking, are left out of the reply and of the stream."""
+        thinking = {"type": "thinking", "thinking": "The sign is wrong.", "signature": "EqQB"}
+        data = {**lab.ANTHROPIC_TOOL, "content": [thinking] + lab.ANTHROPIC_TOOL["content"]}
+        got = self.call("anthropic_reply", harness.anthropic_reply, data)
+        kinds = [b.get("type") for b in got.get("content", [])]
+        self.assertEqual(kinds, ["text", "toolCall"], f"a reply opening with a thinking block "
+                                                      f"became blocks {kinds}; expected text and "
+                                                      "toolCall only.")
+        sse = lab.sse_events(lab.ANTHROPIC_STREAM_TEXT)
+        extra = [{"event": "content_block_start", "data": json.dumps(
+                     {"type": "content_block_start", "index": 0,
+                      "content_block": {"type": "thinking", "thinking": ""}})},
+                 {"event": "content_block_delta", "data": json.dumps(
+                     {"type": "content_block_delta", "index": 0,
+                      "delta": {"type": "thinking_delta", "thinking": "The sign is wrong."}})}]
+        events = self.events("anthropic_events", harness.anthropic_events,
+                             sse[:1] + extra + sse[1:])
+        self.assertEqual([e["type"] for e in events], ["text", "text", "end"],
+                         f"a stream with a thinking block yielded {[e['type'] for e in events]}; "
+                         "expected the two text pieces and the end only.")
+
+    def test_reply_stop_reasons(self):
+        """end_turn and stop_sequence are "stop", tool_use "toolUse", max_tokens "length"; any other makes a failed reply that keeps its content."""
+        for theirs, ours in [("end_turn", "stop"), ("stop_sequence", "stop"),
+                             ("max_tokens", "length"), ("tool_use", "toolUse")]:
+            got = self.call("anthropic_reply", harness.anthropic_reply,
+                            {**lab.ANTHROPIC_TEXT, "stop_reason": theirs})
+            self.assertEqual(got.get("stop_reason"), ours, f"stop_reason {theirs!r} became "
+                                                           f"{got.get('stop_reason')!r}; "
+                                                           f"expected {ours!r}.")
+        got = self.call("anthropic_reply", harness.anthropic_reply,
+                        {**lab.ANTHROPIC_TEXT, "stop_reason": "refusal"})
+        self.assertEqual((got.get("stop_reason"), got.get("error_message")),
+                         ("error", "stop_reason refusal"),
+                         f"stop_reason 'refusal' gave {got.get('stop_reason')!r}, "
+                         f"{got.get('error_message')!r}; expected a failed reply, "
+                         "'stop_reason refusal'.")
+        self.assertEqual(len(got.get("content") or []), 1, "the refused reply lost its content.")
+
+    def test_reply_usage_counts_cache(self):
+        """usage is {"input", "output"}, and input counts the cached tokens too."""
+        got = self.call("anthropic_reply", harness.anthropic_reply, lab.ANTHROPIC_TOOL)
+        self.assertEqual(got.get("usage"), {"input": 1580, "output": 52},
+                         f"usage is {got.get('usage')}; expected input 380 + 1200 read from the "
+                         "cache, and output 52.")
+        got = self.call("anthropic_reply", harness.anthropic_reply, lab.ANTHROPIC_TEXT)
+        self.assertEqual(got.get("usage"), {"input": 412, "output": 11},
+                         f"usage is {got.get('usage')}; expected input 412, output 11.")
+
+    def test_events_text(self):
+        """A text stream yields its text pieces, then one end with the stop and the usage; a ping yields nothing."""
+        events = self.events("anthropic_events", harness.anthropic_events,
+                             lab.sse_events(lab.ANTHROPIC_STREAM_TEXT))
+        want = [{"type": "text", "text": "Fixed: add() "}, {"type": "text", "text": "now adds. ✓"},
+                {"type": "end", "stop_reason": "stop", "usage": {"input": 25, "output": 9}}]
+        self.assertEqual(events, want, f"the events are {events}; expected {want}.")
+
+    def test_events_calls_counted_from_zero(self):
+        """A tool_use block yields a call counted among the calls from 0, and its partial_json as arguments pieces of that call."""
+        events = self.events("anthropic_events", harness.anthropic_events,
+                             lab.sse_events(lab.ANTHROPIC_STREAM_TOOL))
+        calls = [e for e in events if e["type"] == "call"]
+        empty = [e for e in events if e["type"] == "arguments" and not e["json"]]
+        self.assertEqual(empty, [], "an arguments event with empty json was yielded; an empty "
+                                    "partial_json carries nothing and yields nothing.")
+        self.assertEqual(calls, [{"type": "call", "index": 0, "id": "toolu_02", "name": "write"}],
+                         f"the call events are {calls}; expected one, index 0: the first call "
+                         "of the reply, though it is Anthropic's block 1.")
+        try:
+            arguments = json.loads(_arguments(events, 0))
+        except ValueError:
+            self.fail(f"the arguments pieces of call 0 join into {_arguments(events, 0)!r}, "
+                      "which is not JSON.")
+        self.assertEqual(arguments, {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"},
+                         f"the arguments join into {arguments}.")
+        self.assertEqual(events[-1].get("stop_reason"), "toolUse",
+                         f"the last event is {events[-1]}; expected an end with 'toolUse'.")
+
+    def test_events_error_and_cut(self):
+        """An error event ends the stream with the provider's words; events that stop before message_stop end it with an error, never an end."""
+        events = self.events("anthropic_events", harness.anthropic_events,
+                             lab.sse_events(lab.ANTHROPIC_STREAM_OVERLOADED))
+        self.assert_one_terminal_last("the overloaded stream", events)
+        self.assertEqual(events[-1], {"type": "error", "message": "overloaded_error: Overloaded"},
+                         f"the last event is {events[-1]}; expected the error in Anthropic's "
+                         "words, 'overloaded_error: Overloaded'.")
+        whole = lab.sse_events(lab.ANTHROPIC_STREAM_TEXT)
+        for cut in (len(whole) - 1, 5, 2):
+            events = self.events("anthropic_events", harness.anthropic_events, whole[:cut])
+            self.assert_one_terminal_last(f"a stream cut after {cut} events", events)
+            self.assertEqual(events[-1].get("type"), "error",
+                             f"a stream cut after {cut} of its {len(whole)} events ended with "
+                             f"{events[-1]}; without message_stop the reply is not complete.")
+
+    def test_events_refusal_fails(self):
+        """A stop_reason the book has no name for ends the stream with an error naming it."""
+        text = lab.ANTHROPIC_STREAM_TEXT.replace('"end_turn"', '"refusal"')
+        events = self.events("anthropic_events", harness.anthropic_events, lab.sse_events(text))
+        self.assert_one_terminal_last("a refused stream", events)
+        self.assertEqual(events[-1], {"type": "error", "message": "stop_reason refusal"},
+                         f"the last event is {events[-1]}; expected an error, "
+                         "'stop_reason refusal'.")
+
+
+# ------------------------------------------------------------------- lab 2: Chat Completions
+
+class Lab2(_LabCase):
+
+    def messages(self, system="Be brief.", messages=None):
+        return self.call("openai_messages", harness.openai_messages, system,
+                         _transcript() if messages is None else messages)
+
+    def test_system_is_the_first_message(self):
+        """The system prompt is the first message, role "system", and is left out when it is empty."""
+        got = self.messages()
+        self.assertEqual(got[0] if got else None, {"role": "system", "content": "Be brief."},
+                         f"the first message is {got[0] if got else None}; expected the system "
+                         "prompt as a message: Chat Completions has no system field.")
+        got = self.messages(system="")
+        self.assertNotEqual(got[0].get("role") if got else None, "system",
+                            "with an empty system prompt, a system message is still sent.")
+
+    def test_calls_carry_json_text(self):
+        """An assistant's calls are tool_calls whose arguments are a JSON string; its content is None when it has no text."""
+        call = _read()
+        got = self.messages(system="", messages=[lab.user("Go."), lab.reply(call)])
+        message = got[1] if len(got) > 1 else {}
+        self.assertIn("content", message, "the assistant message has no 'content' key; "
+                                          "it is None when there is no text.")
+        self.assertIsNone(message["content"], f"content is {message['content']!r}; expected "
+                                              "None for a reply with no text.")
+        spelled = (message.get("tool_calls") or [{}])[0]
+        arguments = (spelled.get("function") or {}).get("arguments")
+        if isinstance(arguments, dict):
+            self.fail("function.arguments is a dict; Chat Completions wants a JSON string: "
+                      "json.dumps(the arguments).")
+        self.assertEqual({**spelled, "function": {**spelled.get("function", {}),
+                                                  "arguments": json.loads(arguments or "null")}},
+                         {"id": "c1", "type": "function",
+                          "function": {"name": "read", "arguments": {"path": "calc.py"}}},
+                         f"the tool call is {spelled}.")
+        plain = self.messages(system="", messages=[lab.user("Hi."), lab.say("Hello.")])[1]
+        self.assertEqual(plain, {"role": "assistant", "content": "Hello."},
+                         f"a reply with only text became {plain}; expected no tool_calls key.")
+
+    def test_results_one_message_each(self):
+        """Each result is its own "tool" message with its tool_call_id, and a failed one says so in its content."""
+        got = [m for m in self.messages() if m.get("role") == "tool"]
+        want = [{"role": "tool", "tool_call_id": "c1",
+                 "content": "def add(a, b):\n    return a - b\n"},
+                {"role": "tool", "tool_call_id": "c2",
+                 "content": harness.FAILED_PREFIX + "File not found: nope.py"}]
+        if len(got) == 2 and not got[0].get("tool_call_id"):
+            self.fail("a tool message has no tool_call_id: the provider refuses it, and the "
+                      "model could not tell which call it answers.")
+        if len(got) == 2 and got[1].get("content") == "File not found: nope.py":
+            self.fail("the failed result went out as if it had worked: there is no is_error "
+                      "field here, so put FAILED_PREFIX before its content.")
+        self.assertEqual(got, want, f"the tool messages are {got}; expected {want}.")
+        roles = [m.get("role") for m in self.messages()]
+        self.assertEqual(roles, ["system", "user", "assistant", "tool", "tool", "user"],
+                         f"the roles are {roles}; nothing is merged in this format.")
+
+    def test_request_fields(self):
+        """Tools are sent as functions and left out when there are none; a stream asks for its usage."""
+        body = self.call("openai_request", harness.openai_request, "gpt-test", "Be brief.",
+                         _transcript(), TOOLS, stream=False)
+        want = [{"type": "function", "function": {"name": "read", "description": "Read a file.",
+                                                  "parameters": TOOLS[0]["parameters"]}}]
+        self.assertEqual(body.get("tools"), want, f"body['tools'] is {body.get('tools')}; "
+                                                  f"expected {want}.")
+        self.assertEqual(body.get("model"), "gpt-test", "body['model'] is not the model name.")
+        self.assertNotIn("stream", body, "a request for complete() says 'stream'.")
+        streaming = self.call("openai_request", harness.openai_request, "gpt-test", "",
+                              [lab.user("Hi.")], [], stream=True)
+        self.assertNotIn("tools", streaming, "with no tools, the body still has 'tools'.")
+        self.assertEqual((streaming.get("stream"), streaming.get("stream_options")),
+                         (True, {"include_usage": True}),
+                         "a stream's body needs \"stream\": True and \"stream_options\": "
+                         "{\"include_usage\": True}: without it a stream carries no usage.")
+
+    def test_reply_text_and_calls(self):
+        """An answer becomes the book's message: its text as a text block, its calls as toolCalls with the JSON parsed, and usage mapped."""
+        got = self.call("openai_reply", harness.openai_reply, lab.OPENAI_TEXT)
+        self.assertEqual((got.get("content"), got.get("stop_reason"), got.get("usage")),
+                         ([{"type": "text", "text": "The test fails because add() subtracts."}],
+                          "stop", {"input": 398, "output": 10}),
+                         f"the text answer became {got}.")
+        got = self.call("openai_reply", harness.openai_reply, lab.OPENAI_TOOL)
+        want = [{"type": "toolCall", "id": "call_abc", "name": "read",
+                 "arguments": {"path": "calc.py"}}]
+        self.assertEqual(got.get("content"), want, f"content is {got.get('content')}; expected "
+                                                   f"{want}: no text block for a null content, "
+                                                   "and the arguments parsed into a dict.")
+        self.assertEqual(got.get("stop_reason"), "toolUse", "tool_calls is 'toolUse'.")
+
+    def test_reply_stops(self):
+        """stop, length and tool_calls map to the book's; calls make it "toolUse" whatever finish_reason says; content_filter is a failed reply."""
+        def choice(finish, calls=False):
+            source = lab.OPENAI_TOOL if calls else lab.OPENAI_TEXT
+            return {**source, "choices": [{**source["choices"][0], "finish_reason": finish}]}
+        for finish, calls, want in [("stop", False, "stop"), ("length", False, "length"),
+                                    ("tool_calls", True, "toolUse"), ("stop", True, "toolUse")]:
+            got = self.call("openai_reply", harness.openai_reply, choice(finish, calls))
+            self.assertEqual(got.get("stop_reason"), want,
+                             f"finish_reason {finish!r} with{'' if calls else 'out'} calls "
+                             f"became {got.get('stop_reason')!r}; expected {want!r}. Some "
+                             "local servers say 'stop' for a reply that calls tools.")
+        got = self.call("openai_reply", harness.openai_reply, choice("content_filter"))
+        self.assertEqual((got.get("stop_reason"), got.get("error_message")),
+                         ("error", "finish_reason content_filter"),
+                         f"content_filter became {got.get('stop_reason')!r}, "
+                         f"{got.get('error_message')!r}; expected a failed reply.")
+
+    def test_reply_bad_arguments_fail(self):
+        """Arguments that are not a JSON object make a failed reply that calls nothing."""
+        for text in ('{"path": "calc.py"', '"calc.py"'):
+            data = json.loads(json.dumps(lab.OPENAI_TOOL))
+            data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = text
+            got = self.call("openai_reply", harness.openai_reply, data)
+            calls = [b for b in got.get("content", []) if b.get("type") == "toolCall"]
+            self.assertEqual(got.get("stop_reason"), "error",
+                             f"arguments {text!r} gave stop_reason {got.get('stop_reason')!r}; "
+                             "expected 'error': nobody knows what that call asks for.")
+            self.assertEqual(calls, [], f"arguments {text!r} still gave a toolCall: {calls}.")
+            self.assertIn("call_abc", got.get("error_message", ""),
+                          "the error_message does not name the call.")
+
+    def test_reply_usage_absent(self):
+        """A server that sends no usage gives usage {}."""
+        data = {k: v for k, v in lab.OPENAI_TEXT.items() if k != "usage"}
+        got = self.call("openai_reply", harness.openai_reply, data)
+        self.assertEqual(got.get("usage"), {}, f"usage is {got.get('usage')}; expected {{}}: "
+                                               "no count is better than a made-up one.")
+
+    def test_events_text(self):
+        """A text stream yields its pieces, then one end with the stop and the usage of the last chunk."""
+        events = self.events("openai_events", harness.openai_events,
+                             lab.sse_events(lab.OPENAI_STREAM_TEXT))
+        want = [{"type": "text", "text": "Fixed: add() "}, {"type": "text", "text": "now adds. ✓"},
+                {"type": "end", "stop_reason": "stop", "usage": {"input": 31, "output": 8}}]
+        self.assertEqual(events, want, f"the events are {events}; expected {want}.")
+
+    def test_events_calls_by_index(self):
+        """Pieces of two calls that arrive interleaved are matched to their call by index."""
+        events = self.events("openai_events", harness.openai_events,
+                             lab.sse_events(lab.OPENAI_STREAM_TOOLS))
+        calls = [e for e in events if e["type"] == "call"]
+        self.assertEqual(calls, [{"type": "call", "index": 0, "id": "call_r1", "name": "read"},
+                                 {"type": "call", "index": 1, "id": "call_b2", "name": "bash"}],
+                         f"the call events are {calls}.")
+        self.assertEqual((_arguments(events, 0), _arguments(events, 1)),
+                         ('{"path": "calc.py"}', '{"command": "python -m pytest -q"}'),
+                         f"call 0's pieces join into {_arguments(events, 0)!r} and call 1's into "
+                         f"{_arguments(events, 1)!r}; a piece belongs to the call its index "
+                         "names, not to the last call that started.")
+        self.assertEqual(events[-1], {"type": "end", "stop_reason": "toolUse",
+                                      "usage": {"input": 402, "output": 40}},
+                         f"the last event is {events[-1]}.")
+
+    def test_events_error_and_cut(self):
+        """A chunk with an error ends the stream with its words; chunks that stop before [DONE] end it with an error."""
+        whole = lab.sse_events(lab.OPENAI_STREAM_TEXT)
+        for cut in (len(whole) - 1, 3):
+            events = self.events("openai_events", harness.openai_events, whole[:cut])
+            self.assert_one_terminal_last(f"a stream cut after {cut} events", events)
+            self.assertEqual(events[-1].get("type"), "error",
+                             f"a stream cut before [DONE] ended with {events[-1]}; it is not "
+                             "complete.")
+        broken = whole[:2] + [{"event": None, "data": json.dumps(
+            {"error": {"type": "server_error", "message": "The model crashed."}})}] + whole[2:]
+        events = self.events("openai_events", harness.openai_events, broken)
+        self.assert_one_terminal_last("a stream with an error chunk", events)
+        self.assertEqual(events[-1], {"type": "error", "message": "server_error: The model crashed."},
+                         f"the last event is {events[-1]}.")
+
+
+# -------------------------------------------------------------- lab 3: failures are replies
+
+def _anthropic(answers, environ=None, size=7, **options):
+    wire, sleeps = lab.Transport(answers, size=size), _Sleeps()
+    model = harness.AnthropicModel("claude-test", transport=wire, sleep=sleeps,
+                                   environ={"ANTHROPIC_API_KEY": KEY} if environ is None
+                                   else environ, **options)
+    return model, wire, sleeps
+
+
+def _openai(answers, environ=None, **options):
+    wire, sleeps = lab.Transport(answers), _Sleeps()
+    model = harness.OpenAIModel("gpt-test", transport=wire, sleep=sleeps,
+                                environ={} if environ is None else environ, **options)
+    return model, wire, sleeps
+
+
+def _ask_read():
+    return [lab.user("Why does the test fail?")]
+
+
+class Lab3(_LabCase):
+
+    def complete(self, model):
+        return self.call("complete", model.complete, "Be brief.", _ask_read(), TOOLS)
+
+    def stream(self, model):
+        return self.events("stream", model.stream, "Be brief.", _ask_read(), TOOLS)
+
+    def test_one_request_each_way(self):
+        """complete sends one request, the provider's URL, headers and body, and returns the reply; the key goes only in the header."""
+        model, wire, _ = _anthropic([lab.answer(200, lab.ANTHROPIC_TOOL)])
+        got = self.complete(model)
+        self.assertEqual(got.get("stop_reason"), "toolUse", f"complete returned {got}.")
+        self.assertEqual(len(wire.requests), 1, f"{len(wire.requests)} requests were sent.")
+        sent = wire.requests[0]
+        self.assertEqual((sent.method, sent.url), ("POST", "https://api.anthropic.com/v1/messages"),
+                         f"the request went to {sent.method} {sent.url}.")
+        self.assertEqual(sent.headers.get("x-api-key"), KEY, "the key is not in x-api-key.")
+        self.assertEqual(sent.body.get("system"), "Be brief.", "the body is not body()'s.")
+        self.assertNotIn(KEY, json.dumps(sent.body), "the key is in the request's body.")
+        model, wire, _ = _openai([lab.answer(200, lab.OPENAI_TEXT)])
+        got = self.complete(model)
+        self.assertEqual(got.get("stop_reason"), "stop", f"complete returned {got}.")
+        self.assertNotIn("authorization", wire.requests[0].headers,
+                         "with OPENAI_API_KEY unset an Authorization header went out; a local "
+                         "server needs none.")
+
+    def test_refusal_is_a_reply(self):
+        """An HTTP error is a failed reply with the status and the provider's words, never an exception, and a 400 is not sent again."""
+        model, wire, sleeps = _anthropic([lab.answer(400, lab.ANTHROPIC_BAD_REQUEST)] * 5)
+        got = self.complete(model)
+        want = "400 invalid_request_error: " + lab.ANTHROPIC_BAD_REQUEST["error"]["message"]
+        self.assertEqual((got.get("stop_reason"), got.get("error_message")), ("error", want),
+                         f"a 400 gave {got}; expected a failed reply whose error_message is "
+                         f"{want!r}.")
+        self.assertEqual(got.get("content"), [], "a failed reply holds no content.")
+        self.assertEqual((len(wire.requests), sleeps), (1, []),
+                         f"a 400 was sent {len(wire.requests)} times: the same request will be "
+                         "refused again, so it is not retried.")
+
+    def test_busy_is_retried_with_backoff(self):
+        """A 529, a 429 or a 5xx is sent again after a pause that doubles, or as long as Retry-After asks."""
+        model, wire, sleeps = _anthropic([lab.answer(529, lab.ANTHROPIC_OVERLOADED),
+                                          lab.answer(503, "upstream connect error"),
+                                          lab.answer(200, lab.ANTHROPIC_TEXT)])
+        got = self.complete(model)
+        self.assertEqual(got.get("stop_reason"), "stop",
+                         f"after 529, 503, 200 complete returned {got}; expected the answer.")
+        self.assertEqual(sleeps, [harness.BACKOFF, 2 * harness.BACKOFF],
+                         f"the pauses were {sleeps}; expected BACKOFF, then twice it, through "
+                         "the injected sleep.")
+        model, wire, sleeps = _openai([lab.answer(429, lab.OPENAI_RATE_LIMITED,
+                                                  {"Retry-After": "20"}),
+                                       lab.answer(200, lab.OPENAI_TEXT)])
+        self.complete(model)
+        self.assertEqual(sleeps, [20.0], f"after a 429 with Retry-After: 20 the pause was "
+                                         f"{sleeps}; expected 20 seconds.")
+
+    def test_gives_up_with_the_words(self):
+        """After RETRIES retries the failure is returned, in the provider's words."""
+        model, wire, sleeps = _anthropic([lab.answer(529, lab.ANTHROPIC_OVERLOADED)] * 5)
+        got = self.complete(model)
+        self.assertEqual(got.get("error_message"), "529 overloaded_error: Overloaded",
+                         f"the reply is {got}; expected error_message "
+                         "'529 overloaded_error: Overloaded'.")
+        self.assertEqual(len(wire.requests), harness.RETRIES + 1,
+                         f"{len(wire.requests)} requests were sent; expected 1 + RETRIES.")
+        model, wire, sleeps = _openai([lab.answer(429, lab.OPENAI_RATE_LIMITED)] * 5)
+        got = self.complete(model)
+        self.assertTrue(str(got.get("error_message")).startswith(
+            "429 requests: Rate limit reached"),
+            f"the reply is {got}; expected '429 requests: Rate limit reached...'.")
+
+    def test_connection_failures(self):
+        """A refused or timed-out connection is retried, and at last is a failed reply saying so."""
+        model, wire, sleeps = _openai([lab.refused(), lab.answer(200, lab.OPENAI_TEXT)])
+        got = self.complete(model)
+        self.assertEqual(got.get("stop_reason"), "stop",
+                         f"a refused connection, then an answer, gave {got}.")
+        model, wire, sleeps = _openai([lab.timed_out()] * 4)
+        got = self.complete(model)
+        self.assertEqual((got.get("stop_reason"), got.get("error_message")),
+                         ("error", "connection failed: timed out"),
+                         f"four time-outs gave {got}; expected error_message "
+                         "'connection failed: timed out'.")
+        model, wire, sleeps = _anthropic([lab.answer(200, "<html>Bad gateway</html>")])
+        got = self.complete(model)
+        self.assertTrue(got.get("stop_reason") == "error"
+                        and str(got.get("error_message")).startswith("unreadable answer"),
+                        f"a 200 that is not JSON gave {got}; expected a failed reply, "
+                        "'unreadable answer: ...'.")
+
+    def test_stream_reads_cut_bytes(self):
+        """stream yields the provider's events from bytes cut anywhere, a character split in two included."""
+        for make, text in [(_anthropic, lab.ANTHROPIC_STREAM_TOOL),
+                           (_openai, lab.OPENAI_STREAM_TOOLS), (_openai, lab.OPENAI_STREAM_TEXT)]:
+            model, wire, _ = make([lab.answer(200, text)])
+            got = self.stream(model)
+            want = list(model.events(lab.sse_events(text)))
+            self.assertEqual(got, want, f"stream yielded {got}; expected {want}.")
+            self.assertIs(wire.requests[0].body.get("stream"), True,
+                          "stream() did not ask for a stream.")
+        crlf = lab.ANTHROPIC_STREAM_TEXT.replace("\n", "\r\n")
+        model, wire, _ = _anthropic([lab.answer(200, crlf)], size=1)
+        got = self.stream(model)
+        want = list(model.events(lab.sse_events(lab.ANTHROPIC_STREAM_TEXT)))
+        self.assertEqual(got, want, f"a stream with \\r\\n line ends, one byte a chunk, "
+                                    f"yielded {got}; expected {want}.")
+
+    def test_stream_retries_before_the_first_piece(self):
+        """Before any piece is out, a busy status, an error event or a dropped connection is retried."""
+        early_drop = lab.ANTHROPIC_STREAM_TEXT.index("content_block_delta")
+        model, wire, sleeps = _anthropic([lab.answer(529, lab.ANTHROPIC_OVERLOADED),
+                                          lab.answer(200, lab.ANTHROPIC_STREAM_OVERLOADED),
+                                          lab.answer(200, lab.ANTHROPIC_STREAM_TEXT,
+                                                     drop_after=early_drop),
+                                          lab.answer(200, lab.ANTHROPIC_STREAM_TEXT)])
+        got = self.stream(model)
+        self.assertEqual(len(wire.requests), 4, f"{len(wire.requests)} requests were sent; "
+                                                "expected 4: three failures, then the answer.")
+        self.assertEqual("".join(e["text"] for e in got if e["type"] == "text"),
+                         "Fixed: add() now adds. ✓", f"the stream yielded {got}.")
+        self.assert_one_terminal_last("the retried stream", got)
+        self.assertEqual(got[-1].get("type"), "end", f"the stream ended with {got[-1]}.")
+
+    def test_stream_never_retries_after_a_piece(self):
+        """Once a piece is out, a dropped connection is one error event, "connection lost", and nothing is sent again."""
+        late_drop = lab.OPENAI_STREAM_TEXT.index("now adds")
+        model, wire, sleeps = _openai([lab.answer(200, lab.OPENAI_STREAM_TEXT,
+                                                  drop_after=late_drop),
+                                       lab.answer(200, lab.OPENAI_STREAM_TEXT)])
+        got = self.stream(model)
+        self.assertEqual(len(wire.requests), 1,
+                         f"{len(wire.requests)} requests were sent; after text is out a retry "
+                         "writes a second answer onto the first.")
+        self.assertEqual(_pieces(got), [{"type": "text", "text": "Fixed: add() "}],
+                         f"the pieces are {_pieces(got)}.")
+        self.assert_one_terminal_last("the dropped stream", got)
+        self.assertTrue(got[-1].get("type") == "error"
+                        and got[-1].get("message", "").startswith("connection lost"),
+                        f"the stream ended with {got[-1]}; expected an error, "
+                        "'connection lost: ...'.")
+        text = lab.ANTHROPIC_STREAM_TEXT.replace(
+            'event: content_block_stop', 'event: error\ndata: {"type": "error", "error": '
+            '{"type": "overloaded_error", "message": "Overloaded"}}\n\nevent: content_block_stop', 1)
+        model, wire, sleeps = _anthropic([lab.answer(200, text), lab.answer(200, text)])
+        got = self.stream(model)
+        self.assertEqual((len(wire.requests), got[-1]),
+                         (1, {"type": "error", "message": "overloaded_error: Overloaded"}),
+                         f"an error after text: {len(wire.requests)} requests, last event "
+                         f"{got[-1]}; expected 1 request and the provider's error.")
+
+    def test_stream_unreadable_is_an_event(self):
+        """A stream whose data is not JSON ends with one error event, "unreadable stream", and is not sent again."""
+        garbage = "event: message_start\ndata: {not json\n\n"
+        model, wire, sleeps = _anthropic([lab.answer(200, garbage), lab.answer(200, garbage)])
+        got = self.stream(model)
+        self.assertTrue(len(got) == 1 and got[0].get("type") == "error"
+                        and got[0].get("message", "").startswith("unreadable stream"),
+                        f"a stream of garbage gave {got}; expected one error event, "
+                        "'unreadable stream: ...'.")
+        self.assertEqual(len(wire.requests), 1, "an unreadable stream was asked for again; the "
+                                                "same server will send the same garbage.")
+
+    def test_stream_refusal_is_an_event(self):
+        """A status that is not retried is one error event with the provider's words."""
+        model, wire, sleeps = _openai([lab.answer(401, lab.OPENAI_UNAUTHORIZED)])
+        got = self.stream(model)
+        self.assertEqual(got, [{"type": "error", "message": "401 invalid_request_error: "
+                                + lab.OPENAI_UNAUTHORIZED["error"]["message"]}],
+                         f"a 401 gave {got}.")
+        self.assertEqual(len(wire.requests), 1, "a 401 was sent again.")
+
+    def test_key_never_shown(self):
+        """The key is in no error message, no event and no repr, and is not kept on the model."""
+        echo = {"error": {"type": "authentication_error", "message": f"invalid x-api-key {KEY}"}}
+        model, wire, _ = _anthropic([lab.answer(401, echo), lab.answer(401, echo)])
+        got = self.complete(model)
+        self.assertEqual(got.get("stop_reason"), "error", f"a 401 gave {got}.")
+        self.assertNotIn(KEY, json.dumps(got), "the key is in the failed reply: the provider "
+                                               "quoted it back, and it must be taken out.")
+        self.assertNotIn(KEY, json.dumps(self.stream(model)), "the key is in a stream's error.")
+        self.assertNotIn(KEY, repr(model), "the key is in repr(model).")
+        kept = [name for name, value in vars(model).items() if value == KEY]
+        self.assertEqual(kept, [], f"the model keeps the key in {kept}; read it from the "
+                                   "environment for each request, and keep it nowhere.")
+
+    def test_harness_runs_on_each_adapter(self):
+        """Your Harness runs a tool call through each adapter, streamed as lesson 14's loop asks for it: the second request answers the call by its id."""
+        ws = lab.Workspace({"calc.py": "def add(a, b):\n    return a - b\n"})
+        for make, answers in [
+                (_anthropic, [lab.answer(200, lab.ANTHROPIC_STREAM_TOOL),
+                              lab.answer(200, lab.ANTHROPIC_STREAM_TEXT)]),
+                (_openai, [lab.answer(200, lab.OPENAI_STREAM_TOOLS),
+                           lab.answer(200, lab.OPENAI_STREAM_TEXT)])]:
+            model, wire, _ = make(answers)
+            h = harness.Harness(model, "Be brief.", [harness.make_read_tool(ws)])
+            events = self.call("the run", lab.drive, h.prompt("Why does the test fail?"))
+            shape = lab.shape(h.messages)
+            self.assertTrue(shape.startswith("U A[") and shape.endswith("A"),
+                            f"the run left {shape}.")
+            second = json.dumps(wire.requests[1].body) if len(wire.requests) > 1 else ""
+            call_id = harness.tool_calls(h.messages[1])[0]["id"]
+            self.assertIn(f'"{call_id}"', second.split('"messages"')[-1],
+                          f"the second request does not carry the id {call_id} of the call it "
+                          "answers.")
+            self.assertEqual(events[-1]["type"], "agent_end", "the run did not end.")
+
+    def test_failed_reply_ends_run_and_key_stays_out_of_the_log(self):
+        """A provider failure ends the run as lesson 05's failed reply, recorded in lesson 11's log, with no key in it."""
+        ws = lab.Workspace({})
+        log = harness.SessionLog(ws, "session.jsonl")
+        echo = {"error": {"type": "permission_error", "message": f"key {KEY} may not use this"}}
+        model, wire, _ = _anthropic([lab.answer(403, echo)])
+        h = harness.Harness(model, "Be brief.", [])
+        h.subscribe(harness.persist_to(log))
+        self.call("the run", lab.drive, h.prompt("Hello?"))
+        self.assertEqual(lab.shape(log.replay()), "U A!", f"the log holds "
+                                                          f"{lab.shape(log.replay())}.")
+        self.assertNotIn(KEY, ws.read_text("session.jsonl"), "the key is in the session file.")
+
+
+if __name__ == "__main__":
+    unittest.main()
