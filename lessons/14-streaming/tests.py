@@ -238,7 +238,7 @@ class Lab1(_LabCase):
                              f"{expected!r}: use parse_arguments on the whole text")
 
     def test_error_event_keeps_what_arrived(self):
-        """An error event after two words ends the reply as a failed message (stop_reason "error", error_message the event's message) that keeps the two words."""
+        """An error event after two words ends the reply as a failed message (stop_reason "error", error_message the event's message) that keeps the two words; a failed reply's calls are finished as at the end, arguments parsed and no index."""
         model = lab.StreamingModel([lab.error_event(lab.say("Port 9090 is free."), after=2)])
         events, message = self.reply_of(model.stream("s", [], []))
         self.assertEqual(message, {"role": "assistant", "content": [
@@ -247,12 +247,35 @@ class Lab1(_LabCase):
             f"after 'Port ', '9090 ' and an error event, stream_reply returned {message!r}")
         self.assertEqual(_types(events), ["message_start", "message_update", "message_update"],
                          f"events: {_types(events)}")
+        cut = [{"type": "text", "text": "Writing. "},
+               {"type": "call", "index": 0, "id": "w1", "name": "write"},
+               {"type": "arguments", "index": 0, "json": '{"path":'}]
+        want = [{"type": "text", "text": "Writing. "},
+                {"type": "toolCall", "id": "w1", "name": "write",
+                 "arguments": {"_raw_arguments": '{"path":'}}]
+        for how, stream in (
+                ("an error event", iter(cut + [{"type": "error", "message": lab.OVERLOADED}])),
+                ("no end event", iter(cut)),
+                ("a dropped connection", _Raising(cut, ConnectionError("reset")))):
+            _, message = self.reply_of(stream)
+            got = message.get("content") if isinstance(message, dict) else message
+            self.assertEqual(got, want,
+                             f"a stream cut by {how} in the middle of a call's arguments gave "
+                             f"the content {got!r}; expected {want!r}. A failed reply's calls are "
+                             "finished as at the end: arguments parsed once (here "
+                             "_raw_arguments), and no stream index")
 
     def test_no_end_is_a_failure(self):
-        """A stream that stops with no end event is a failure, not a success: a failed message with error_message STREAM_ENDED, keeping what arrived, even when nothing did."""
+        """A stream that stops with no end event is a failure, not a success: a failed message with error_message STREAM_ENDED, keeping what arrived, even when nothing did (and then message_start still comes first)."""
         for after, text in ((None, "Port 9090 is free."), (2, "Port 9090 "), (0, "")):
             model = lab.StreamingModel([lab.no_end(lab.say("Port 9090 is free."), after=after)])
-            _, message = self.reply_of(model.stream("s", [], []))
+            events, message = self.reply_of(model.stream("s", [], []))
+            if after == 0:
+                self.assertEqual(_types(events), ["message_start"],
+                                 f"a stream with no event at all gave the events "
+                                 f"{_types(events)}; expected message_start alone. The reply is "
+                                 "still a message: announce its start, then return it failed, "
+                                 "so that its message_end closes a message_start.")
             self.assertTrue(isinstance(message, dict) and message.get("stop_reason") == "error",
                             f"a stream that stopped with no end event (after {after} pieces) "
                             f"gave {message!r}. With no end event nobody knows the reply was "
@@ -263,7 +286,7 @@ class Lab1(_LabCase):
                              f"{text!r}, what arrived")
 
     def test_dropped_connection(self):
-        """A connection that drops after three words (OSError, such as ConnectionError) ends the reply as a failed message keeping the three words, with error_message "ConnectionError: connection reset by peer"."""
+        """A connection that drops after three words (any OSError, such as ConnectionError) ends the reply as a failed message keeping the three words, with error_message "ConnectionError: connection reset by peer"."""
         model = lab.StreamingModel([lab.drop(lab.say("Port 9090 is free today."), after=3)])
         events, message = self.reply_of(model.stream("s", [], []))
         self.assertEqual(message, {"role": "assistant", "content": [
@@ -274,6 +297,17 @@ class Lab1(_LabCase):
                                             TimeoutError("read timed out")))
         self.assertEqual(message.get("error_message"), "TimeoutError: read timed out",
                          f"a TimeoutError after a word gave {message!r}")
+        unreachable = OSError(101, "Network is unreachable")
+        try:
+            _, message = _collect(harness.stream_reply(
+                _Raising([{"type": "text", "text": "Hi "}], unreachable)))
+        except OSError:
+            self.fail("an OSError that is neither a ConnectionError nor a TimeoutError (errno "
+                      "101, Network is unreachable) went up after a word: every OSError is a "
+                      "dropped connection here. Catch OSError, not lesson 05's two classes.")
+        self.assertEqual(message.get("error_message"),
+                         "OSError: [Errno 101] Network is unreachable",
+                         f"an OSError after a word gave {message!r}")
 
     def test_exceptions_that_go_up(self):
         """An exception before the first event goes up with nothing announced, and an exception that is not an OSError goes up even after words: the loop catches only a dropped connection, and only once it has announced something."""
@@ -599,7 +633,7 @@ class Lab2(_LabCase):
                              "expected 3 requests and [0.25, 0.5]")
 
     def test_no_retry_on_a_refusal(self):
-        """An error event whose status is not worth another try (a 400) is yielded at once, with no retry; 408, 429 and every 5xx are retried."""
+        """An error event whose status is not worth another try (a 400), or that has no status at all, is yielded at once, with no retry; 408, 429 and every 5xx are retried."""
         ok = lab.say("Hi.")
         refusal = "400 prompt is too long: 9120 tokens > 8000 maximum"
         model, wrapped, slept = self.retrying([lab.error_event(ok, 0, refusal), ok])
@@ -608,12 +642,37 @@ class Lab2(_LabCase):
                          ([{"type": "error", "message": refusal}], 1, []),
                          f"a 400 refusal gave {events!r} after {len(model.calls)} requests and "
                          f"sleeps {slept}; a refusal is refused again, so it goes up at once")
+        model, wrapped, slept = self.retrying([lab.error_event(ok, 0, "Overloaded"), ok])
+        events, error = self.stream_of(wrapped, "")
+        self.assertEqual((events, error, len(model.calls)),
+                         ([{"type": "error", "message": "Overloaded"}], None, 1),
+                         f"an error event with no status, 'Overloaded', gave {events!r}, "
+                         f"raised {error!r}, after {len(model.calls)} requests; a message that "
+                         "does not start with a status is yielded as it is, once")
         for status in ("408 timeout", "429 rate_limit_error: slow down", "500 api_error",
                        "503 unavailable"):
             model, wrapped, slept = self.retrying([lab.error_event(ok, 0, status), ok])
             events, error = self.stream_of(wrapped, "")
             self.assertEqual(len(model.calls), 2, f"an error event {status!r} before any piece "
                              f"was asked {len(model.calls)} times; expected a retry")
+
+    def test_bugs_are_not_retried(self):
+        """An exception that is not an OSError (a KeyError in an adapter is a bug) goes up from Retrying at once: no retry, no sleep, no error event."""
+        class Buggy:
+            calls = 0
+
+            def stream(self, system, messages, tools):
+                Buggy.calls += 1
+                return _Raising([], KeyError("usage"))
+        slept = []
+        wrapped = self.call("Retrying", harness.Retrying, Buggy(), retries=3, sleep=slept.append)
+        events, error = self.stream_of(wrapped, "")
+        self.assertIsInstance(error, KeyError,
+                              f"a stream that raised KeyError gave {events!r} and raised "
+                              f"{error!r}; a bug is not a provider failure, so it goes up as "
+                              "it came: catch OSError only")
+        self.assertEqual((Buggy.calls, slept), (1, []),
+                         f"a KeyError was retried: {Buggy.calls} requests, sleeps {slept}")
 
     def test_retrying_in_a_run(self):
         """Retrying passes complete() through, and a run through it shows a reply that failed twice before its first piece once, with one line per message in the record."""
@@ -687,7 +746,7 @@ class Lab2(_LabCase):
             self.fail(f"TerminalRenderer raised {type(error).__name__}: {error}")
 
     def test_terminal_failures_and_whole_replies(self):
-        """A failed stream shows its words, then "Error: <reason>" on a line of its own, and finish() is False; a reply that came whole is printed whole, once."""
+        """A failed stream shows its words, then "Error: <reason>" on a line of its own, and finish() is False; a reply that came whole is printed whole, once, and a failed one with no words shows only its error."""
         model = lab.StreamingModel([lab.drop(lab.say("Port 9090 is free."), after=2)])
         events, _ = self.run_of(model, tools=[])
         _, ok, out = self.render(harness.TerminalRenderer(), events)
@@ -698,6 +757,12 @@ class Lab2(_LabCase):
         _, ok, out = self.render(harness.TerminalRenderer(), events)
         self.assertEqual((out, ok), ("Port 9090.\n", True), f"a reply that came whole showed "
                          f"{out!r} and finish() returned {ok!r}")
+        events, _ = self.run_of(lab.ScriptedModel([lab.provider_error("503 overloaded")]),
+                                tools=[])
+        _, ok, out = self.render(harness.TerminalRenderer(), events)
+        self.assertEqual((out, ok), ("Error: 503 overloaded\n", False),
+                         f"a failed reply with no words showed {out!r} and finish() returned "
+                         f"{ok!r}: print a whole reply's text only if it has some")
         _, ok, out = self.render(harness.TerminalRenderer(), [])
         self.assertEqual((out, ok), ("", False), f"with no events the terminal showed {out!r} "
                          f"and finish() returned {ok!r}")
