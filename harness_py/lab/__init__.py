@@ -38,6 +38,12 @@ A full window (lab/window.py, lesson 12):
     summariser()                        a step that summarises what it is sent, if offered no tools
     SUMMARY_PREFIX                      "Previous conversation summary:\n"
 
+Async, on a simulated clock (lab/timers.py, lesson 15):
+    run(main) -> result                 asyncio.run for the book: the coroutine `main` to its end
+                                        on a loop whose clock moves only when every task waits
+    now() -> float                      the running loop's simulated clock, in seconds
+    SimulatedLoop    Deadlock           the loop; raised when all wait and no timer is set
+
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
 stop_at_first=False) -> CrashReport (lab/crashes.py).
@@ -56,6 +62,7 @@ from .messages import (CLIP, call, provider_error, reply, say, shape, show, text
 from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful, power_cut,
                     raises, tokens, usage)
 from .shell import Shell
+from .timers import Deadlock, SimulatedLoop, now, run
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
 from .workspace import Cut, PowerCut, Workspace, cut
 
@@ -68,6 +75,7 @@ __all__ = [
     "Shell", "drive",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
+    "run", "now", "SimulatedLoop", "Deadlock",
 ]
 
 
