@@ -43,6 +43,8 @@ Async, on a simulated clock (lab/timers.py, lesson 15):
                                         on a loop whose clock moves only when every task waits
     now() -> float                      the running loop's simulated clock, in seconds
     SimulatedLoop    Deadlock           the loop; raised when all wait and no timer is set
+    steps(run)                          a run's events one by one to plain code, sync or async
+    resolve(value)                      value, or what it gives once awaited
 
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
@@ -62,7 +64,7 @@ from .messages import (CLIP, call, provider_error, reply, say, shape, show, text
 from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful, power_cut,
                     raises, tokens, usage)
 from .shell import Shell
-from .timers import Deadlock, SimulatedLoop, now, run
+from .timers import Deadlock, SimulatedLoop, in_simulated_loop, now, resolve, run, steps
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
 from .workspace import Cut, PowerCut, Workspace, cut
 
@@ -75,7 +77,7 @@ __all__ = [
     "Shell", "drive",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
-    "run", "now", "SimulatedLoop", "Deadlock",
+    "run", "now", "SimulatedLoop", "Deadlock", "steps", "resolve",
 ]
 
 
@@ -83,10 +85,12 @@ def drive(run: Iterable | AsyncIterable) -> list | Awaitable[list]:
     """Consume a run to its end and return its events as a list: for a cell or a test that wants
     the run to happen and does not care to print anything on the way.
 
-    A run that is an async iterable (the harness of lesson 15 on) gives back a coroutine instead,
-    so the same words work there as `await lab.drive(run)`."""
-    if hasattr(run, "__aiter__"):
+    A run that is an async iterable (the harness of lesson 15 on) gives back a coroutine when
+    drive is called from code running on the book's loop (a cell that awaits, an async test), so
+    the same words work there as `await lab.drive(run)`; called from plain code, drive steps the
+    run to its end itself (steps) and returns the list, as for a plain run."""
+    if hasattr(run, "__aiter__") and in_simulated_loop():
         async def collect() -> list:
             return [event async for event in run]
         return collect()
-    return list(run)
+    return list(steps(run))

@@ -18,6 +18,11 @@ and in Pyodide.
     now() -> float              the running loop's clock: asyncio.get_running_loop().time()
     Deadlock                    raised when every task waits and no timer is set: a real loop
                                 would wait forever, this one says so
+    steps(run) -> iterator      a run's events one by one to plain code (a lesson 1-14 test):
+                                a sync run as it is; an async one stepped on a SimulatedLoop,
+                                its close() closing the run (aclose) on the same loop
+    resolve(value)              `value`, or what it gives once awaited, if it is awaitable: a
+                                plain caller of a function that became async def in lesson 15
 
 A cell may `await` at its top level: the book runs such a cell on this loop (cellrun), and a lab
 test written `async def test_...` runs on it too (lab_check).
@@ -28,10 +33,11 @@ from __future__ import annotations
 import asyncio
 import asyncio.base_events
 import asyncio.events
+import inspect
 import sys
 from typing import Any, Coroutine
 
-__all__ = ["SimulatedLoop", "Deadlock", "run", "now"]
+__all__ = ["SimulatedLoop", "Deadlock", "run", "now", "steps", "resolve", "in_simulated_loop"]
 
 
 class Deadlock(RuntimeError):
@@ -133,3 +139,79 @@ def _finish(loop: SimulatedLoop) -> None:
 def now() -> float:
     """The simulated clock of the running loop, in seconds since it started."""
     return asyncio.get_running_loop().time()
+
+
+def in_simulated_loop() -> bool:
+    """True when called from code running on a SimulatedLoop (a cell that awaits, an async test)."""
+    return isinstance(asyncio.events._get_running_loop(), SimulatedLoop)
+
+
+def _step(loop: SimulatedLoop, awaitable) -> Any:
+    """Run one awaitable to its end on `loop`, from plain code, setting aside a loop that counts
+    as running (Pyodide's) for the call."""
+    outer = asyncio.events._get_running_loop()
+    asyncio.events._set_running_loop(None)
+    try:
+        loop._main = loop.create_task(awaitable) if asyncio.iscoroutine(awaitable) else None
+        return loop.run_until_complete(loop._main or awaitable)
+    finally:
+        asyncio.events._set_running_loop(outer)
+
+
+def steps(run):
+    """The events of `run`, one by one, to plain code. A plain iterable is handed back as it is.
+    An async iterable (the harness of lesson 15 on) is stepped on a SimulatedLoop of its own, one
+    event per next(); close() on what this returns closes the run there too (aclose), so the
+    run's `finally` blocks run as they would under `async for`. The earlier lessons' tests drive
+    lesson 15's harness through this, so they test the same rules on it."""
+    if not hasattr(run, "__aiter__"):
+        return iter(run)
+    return _async_steps(run)
+
+
+def _async_steps(run):
+    loop = SimulatedLoop()
+    iterator = run.__aiter__()
+    finished = False
+    try:
+        while True:
+            try:
+                event = _step(loop, _next(iterator))
+            except StopAsyncIteration:
+                finished = True
+                return
+            yield event
+    finally:
+        try:
+            if not finished and hasattr(iterator, "aclose"):
+                _step(loop, iterator.aclose())
+            _step(loop, _finish_async(loop))
+        finally:
+            loop.close()
+
+
+async def _next(iterator):
+    return await iterator.__anext__()
+
+
+async def _finish_async(loop: SimulatedLoop) -> None:
+    current = asyncio.current_task()
+    pending = [task for task in asyncio.all_tasks(loop) if task is not current and not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+    await loop.shutdown_asyncgens()
+
+
+def resolve(value: Any) -> Any:
+    """`value` itself, or, if it is awaitable (a coroutine: a function that became async def), what
+    it gives once awaited on a fresh SimulatedLoop. For plain code calling the harness."""
+    if not inspect.isawaitable(value):
+        return value
+    if asyncio.iscoroutine(value):
+        return run(value)
+
+    async def wait():
+        return await value
+    return run(wait())
