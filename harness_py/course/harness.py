@@ -853,7 +853,7 @@ async def run_agent(model, system, messages, tools, prompt, *,
             pending = []
             if cancelled():                  # a safe point: before the model is asked
                 reply = error_message(CANCELLED_REPLY)
-            elif max_turns is not None and turn > max_turns:   # checked before the call, never after
+            elif max_turns is not None and turn > max_turns:   # before the call, never after
                 reply = error_message(f"Agent stopped after max_turns={max_turns}")
             else:
                 reply = model.complete(system, context_for_model(messages), tool_specs(tools))
