@@ -52,9 +52,11 @@ class _Stream(io.TextIOBase):
     The callback is given only what is kept. The traceback a cell ends in is kept whatever the
     cap (`end`), after the note, so a flood never hides why a cell failed."""
 
-    def __init__(self, write: Callable[[str], object] | None, cap: int | None = None) -> None:
+    def __init__(self, write: Callable[[str], object] | None, cap: int | None = None,
+                 flush: Callable[[], object] | None = None) -> None:
         self.parts: list[str] = []
         self.callback = write
+        self.on_flush = flush
         self.cap = OUTPUT_CAP if cap is None else cap
         self.kept = 0
         self.dropped = 0
@@ -80,6 +82,13 @@ class _Stream(io.TextIOBase):
             if self.callback is not None:
                 self.callback(text)
         return size
+
+    def flush(self) -> None:
+        """print(..., flush=True) and sys.stdout.flush() land here: the page is told to show what
+        it has been sent so far now, instead of at its next batch (a word printed as a reply
+        streams must not wait for the next one)."""
+        if self.on_flush is not None:
+            self.on_flush()
 
     def end(self, text: str) -> None:
         """The cell's closing words (its traceback): kept past the cap."""
@@ -247,14 +256,16 @@ def _run_code(source: str, name: str, namespace: dict) -> None:
 
 
 def run_cell(source: str, *, harness_path: str, lab_dir: str, name: str = "cell",
-             write: Callable[[str], object] | None = None) -> CellResult:
+             write: Callable[[str], object] | None = None,
+             flush: Callable[[], object] | None = None) -> CellResult:
     """Run `source` as a fresh `__main__`, with `import harness` giving the file at
     `harness_path` and `import lab` the package inside the folder `lab_dir`.
 
     `name` is the cell's file name in tracebacks ("cell, line N"). `write`, if given, is called
-    with each piece of output as it is printed. The exception a cell ends in is printed into the
+    with each piece of output as it is printed, and `flush`, if given, each time the cell flushes
+    its output (print(..., flush=True)). The exception a cell ends in is printed into the
     output as CPython would print it, and its last line is returned as `error`."""
-    stream = _Stream(write)
+    stream = _Stream(write, flush=flush)
     finders = [_HarnessFinder(str(harness_path)), _LabFinder(str(lab_dir))]
     saved = sys.stdout, sys.stderr, sys.stdin, list(sys.path)
     _forget_modules()

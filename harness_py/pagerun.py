@@ -41,15 +41,17 @@ def _write_reader(lesson: int | str, kind: str, text: str) -> str:
 
 
 def run_cell(source: str, lesson: int | str, name: str, harness_text: str | None,
-             write: Callable[[str], object]) -> list:
+             write: Callable[[str], object],
+             flush: Callable[[], object] | None = None) -> list:
     """Run a cell against the book's harness of `lesson`, or the reader's when given its text.
+    `write` gets each piece of output as it is printed, `flush` each flush the cell asks for.
     Returns [output, error or None, characters printed past the cap and not kept]."""
     if harness_text is None:
         harness_path = "%s/reference/lesson%s.py" % (ROOT, _key(lesson))
     else:
         harness_path = _write_reader(lesson, "harness", harness_text)
     result = cellrun.run_cell(source, harness_path=harness_path, lab_dir=ROOT, name=name,
-                              write=write)
+                              write=write, flush=flush)
     return [result.output, result.error if result.error is None else str(result.error),
             result.dropped]
 

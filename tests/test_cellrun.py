@@ -106,6 +106,17 @@ def test_write_callback_streams_every_piece_in_order(folder):
     assert result.error == "ZeroDivisionError: division by zero"
 
 
+def test_a_flush_reaches_the_page_between_the_pieces_it_follows(folder):
+    said = []
+    source = ("import sys\nprint('a', end='', flush=True)\nprint('b', end='')\n"
+              "sys.stdout.flush()\nprint('c')\n")
+    result = run(folder, source, write=said.append, flush=lambda: said.append("<flush>"))
+    assert result.output == "abc\n"
+    assert said[:4] == ["a", "<flush>", "b", "<flush>"]
+    assert said[4:6] == ["c", "\n"]            # and the runner's own flush at the end, after
+    assert set(said[6:]) <= {"<flush>"}
+
+
 def test_exit_zero_is_not_an_error_and_exit_one_is(folder):
     assert run(folder, "import sys\nprint('bye')\nsys.exit(0)\n") == cellrun.CellResult("bye\n", None)
     assert run(folder, "import sys\nsys.exit(3)\n").error == "SystemExit: 3"

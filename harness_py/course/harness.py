@@ -1,3 +1,7 @@
+#@ block 14.2
+import codecs
+import time
+#@ end
 #@ block 7.1..9.1
 import json
 
@@ -722,7 +726,7 @@ def run_agent(model, system, messages, tools, prompt, *,
             pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
     yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
 #@ end
-#@ block 12.2..15.1 given: prompt=None sends the record again, with no new message
+#@ block 12.2..14.1 given: prompt=None sends the record again, with no new message
 def run_agent(model, system, messages, tools, prompt, *,
               max_turns=None, get_steering=None, get_follow_ups=None):
     """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
@@ -786,13 +790,97 @@ def run_agent(model, system, messages, tools, prompt, *,
             pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
     yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
 #@ end
+#@ block 14.1..15.1 gap
+#@ spec
+# Below is lesson 12's run_agent. One branch is new: a model that has a stream() method is
+# streamed. Its reply is model.stream(system, <the view>, <the tool specs>), the same three
+# arguments as complete(); pass that stream to stream_reply (region 9) and take the finished
+# message from it: reply = yield from stream_reply(...). Every event stream_reply yields goes out
+# of the run as it comes. A model with no stream() method is asked with complete(), as before.
+# Everything after that line stays: the reply is recorded once, then its message_end.
+#@ code
+def run_agent(model, system, messages, tools, prompt, *,
+              max_turns=None, get_steering=None, get_follow_ups=None):
+    """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
+    back failed (stop_reason "error"), or `max_turns` model calls have been made (None: no limit).
+
+    A generator of events: plain dicts with a "type", which say what happened and draw nothing.
+    They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
+    turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
+    message is appended to `messages` (the caller's list, the record) first, and only then is its
+    message_end yielded. The final message is the last of agent_end's "messages".
+
+    The user may speak during a run; the loop asks for their words only where a user message
+    keeps the transcript valid. `get_steering` and `get_follow_ups` take no arguments and return a
+    list of user messages, often empty: steering is asked for once a turn's whole tool batch is
+    answered, follow-ups only when the run would otherwise end. The loop never sees a queue.
+
+    `prompt` None is a retry: no new message, and the first turn asks the model about the record
+    as it stands (lesson 12 sends a request again, once, after compacting).
+
+    A model that can stream (it has a stream() method) is streamed: its reply is announced piece
+    by piece with message_start and message_update, and recorded once, whole, when it is over. A
+    model with only complete() is asked as before, and its reply is announced once."""
+    new = []  # this run's messages, for agent_end
+
+    def record(message):
+        """Append `message` to the record, then make the event that announces it."""
+        messages.append(message)
+        new.append(message)
+        return {"type": "message_end", "message": message}
+
+    def ask(get):
+        """The user messages a callable has for us: [] if it has none, or was never passed."""
+        return list(get()) if get else []
+
+    yield {"type": "agent_start"}
+    turn, calls, failed = 0, [], False
+    # User messages waiting to open the next turn. Steering sent while idle goes in with the prompt.
+    pending = ([] if prompt is None else [user_message(prompt)]) + ask(get_steering)
+    retry = prompt is None                   # a retry opens its first turn with no new message
+    while pending or retry:                  # outer loop: the prompt, then each follow-up
+        while calls or pending or retry:     # inner loop: one pass is one turn
+            retry = False
+            turn += 1
+            yield {"type": "turn_start"}
+            for message in pending:          # only here, at the top of a turn, may a user speak
+                yield record(message)
+            pending = []
+            if max_turns is not None and turn > max_turns:   # checked before the call, never after
+                reply = error_message(f"Agent stopped after max_turns={max_turns}")
+            elif hasattr(model, "stream"):   # the reply comes in pieces, announced as they come
+                reply = yield from stream_reply(
+                    model.stream(system, context_for_model(messages), tool_specs(tools)))
+            else:                                    # a model that only answers whole
+                reply = model.complete(system, context_for_model(messages), tool_specs(tools))
+            yield record(reply)
+            # A failed reply: none of it is acted on and nobody is asked for more.
+            failed = reply["stop_reason"] == "error"
+            calls = [] if failed else tool_calls(reply)
+            for call in calls:
+                yield {"type": "tool_execution_start", "call": call}
+                result = run_tool(tools, call)
+                yield record(result)         # no yield between the tool returning and this
+                yield {"type": "tool_execution_end", "call": call, "result": result}
+            yield {"type": "turn_end", "message": reply}
+            if not failed:
+                pending = ask(get_steering)  # every call of the turn has its result
+        if not failed:
+            pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
+    yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
+#@ end
 #@ block 15.1 gap
 #@ spec
-# Below is lesson 12's run_agent. It becomes an async generator (async def, with yield inside;
+# Below is lesson 14's run_agent. It becomes an async generator (async def, with yield inside;
 # run_tool is awaited) and takes one more keyword argument, signal=None: a CancelToken, or None.
-# Look at it at two safe points, with a small function cancelled() inside run_agent:
+# `reply = yield from stream_reply(...)` has no async form: step stream_reply by hand with
+# next(), take the reply from StopIteration's value, and await asyncio.sleep(0) after each event
+# it gives, so the rest of the program runs between pieces. Look at the token at three safe
+# points, with a small function cancelled() inside run_agent:
 #   - before each model call: cancelled, the reply is error_message(CANCELLED_REPLY) instead of
 #     a call; it is a failed reply like any other, so the run ends after it
+#   - between two pieces of a stream: cancelled, close the stream, and the reply is
+#     finished(<the partial message>, stop_reason="error", error_message=CANCELLED_REPLY)
 #   - before each tool: cancelled, the call's result is cancelled_result(call), and the tool is
 #     not run; every call of the batch still gets its one result
 #   - once cancelled, ask() asks nobody: steering and follow-ups stay queued for the next run
@@ -816,12 +904,17 @@ async def run_agent(model, system, messages, tools, prompt, *,
     `prompt` None is a retry: no new message, and the first turn asks the model about the record
     as it stands (lesson 12 sends a request again, once, after compacting).
 
+    A model that can stream (it has a stream() method) is streamed: its reply is announced piece
+    by piece with message_start and message_update, and recorded once, whole, when it is over. A
+    model with only complete() is asked as before, and its reply is announced once.
+
     An async generator (lesson 15), so that while it waits (a slow tool, a slow model) the rest of
     the program runs, and may ask it to stop: `signal`, a CancelToken or None, is looked at at the
     run's safe points. Before a model call, a cancel gives a failed reply, CANCELLED_REPLY, and
-    the run ends as after any failed reply. Before a tool, a cancel gives the call the result
-    CANCELLED, marked is_error, without running it. Once cancelled, nobody is asked for steering
-    or follow-ups: queued words stay queued for the next run."""
+    the run ends as after any failed reply. Between two pieces of a streamed reply, it ends the
+    reply there: what arrived is kept, in a failed reply with CANCELLED_REPLY. Before a tool, it
+    gives the call the result CANCELLED, marked is_error, without running it. Once cancelled,
+    nobody is asked for steering or follow-ups: queued words stay queued for the next run."""
     new = []  # this run's messages, for agent_end
 
     def record(message):
@@ -855,7 +948,23 @@ async def run_agent(model, system, messages, tools, prompt, *,
                 reply = error_message(CANCELLED_REPLY)
             elif max_turns is not None and turn > max_turns:   # before the call, never after
                 reply = error_message(f"Agent stopped after max_turns={max_turns}")
-            else:
+            elif hasattr(model, "stream"):   # the reply comes in pieces, announced as they come
+                pieces = stream_reply(
+                    model.stream(system, context_for_model(messages), tool_specs(tools)))
+                reply = None
+                while reply is None:         # `yield from` has no async form: step it by hand
+                    try:
+                        event = next(pieces)
+                    except StopIteration as end:
+                        reply = end.value
+                        break
+                    yield event
+                    await asyncio.sleep(0)   # the rest of the program runs between pieces
+                    if cancelled():          # a safe point: between two pieces
+                        pieces.close()
+                        reply = finished(event["message"], stop_reason="error",
+                                         error_message=CANCELLED_REPLY)
+            else:                                    # a model that only answers whole
                 reply = model.complete(system, context_for_model(messages), tool_specs(tools))
             yield record(reply)
             # A failed reply: none of it is acted on and nobody is asked for more.
@@ -1539,6 +1648,53 @@ class FinalTextRenderer:
         print(text_of(self.last))
         return True
 #@ end
+#@ block 14.2 gap
+#@ spec
+# Spec only (see region 9 for the other two names of lab 14.2).
+#
+# TerminalRenderer() is the frontend for a person at a terminal: the reply's words as they come.
+#   render(event)
+#     - a message_update whose piece is text: print the piece's text with no newline after it,
+#       flush=True (a word held back in a buffer is a word the user does not see)
+#     - a tool_execution_start: print f"[{the call's name}]" on a line of its own
+#     - a message_end of an assistant message: if pieces of it were printed, end their line
+#       (print()); if none were (a model that answers whole), print text_of(it), when it has any.
+#       Never print a streamed text a second time. If it failed, then print
+#       f"Error: {its error_message}"
+#     - anything else: nothing
+#   finish() returns False if there was no assistant message or the last one failed, else True;
+#   it prints nothing.
+#@ code
+
+
+class TerminalRenderer:
+    """The words as they come, for a person watching: each text piece printed the moment it
+    arrives, a line for each tool that starts, and a failure said in words. A streamed text is
+    printed once, piece by piece; only a reply that came whole is printed whole."""
+
+    def __init__(self):
+        self.last = None        # the newest assistant message
+        self.open = False       # pieces printed on a line not yet ended
+
+    def render(self, event):
+        if event["type"] == "message_update" and event["piece"]["type"] == "text":
+            print(event["piece"]["text"], end="", flush=True)
+            self.open = True
+        elif event["type"] == "tool_execution_start":
+            print(f"[{event['call']['name']}]")
+        elif event["type"] == "message_end" and event["message"]["role"] == "assistant":
+            self.last = event["message"]
+            if self.open:
+                print()
+                self.open = False
+            elif text_of(self.last):
+                print(text_of(self.last))
+            if self.last["stop_reason"] == "error":
+                print(f"Error: {self.last['error_message']}")
+
+    def finish(self):
+        return self.last is not None and self.last["stop_reason"] != "error"
+#@ end
 #@ block 11.1 given
 
 
@@ -2072,4 +2228,230 @@ class Session:
             yield {"type": "compaction", "reason": "overflow"}
             async for event in self._harness().prompt(None):   # once: a second refusal stays
                 yield event
+#@ end
+#@ block 14.1 given
+
+
+# == 9 streaming ==
+# A reply arrives in pieces, as the model writes it. The loop shows each piece the moment it comes
+# and records the message once, whole, when the stream is over.
+
+STREAM_ENDED = "the stream ended with no end event"
+
+
+def parse_arguments(text):
+    """A call's arguments, from the whole of its JSON text: {} for no text, the object it holds,
+    or, when the text is not a JSON object, {"_raw_arguments": text}: the tool refuses it as a
+    call without its arguments, and the model reads why on the next turn."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"_raw_arguments": text}
+#@ end
+#@ block 14.1 gap
+#@ spec
+# Spec only. The tests import two names here: grow and stream_reply (and STREAM_ENDED, above).
+#
+# A partial message is an assistant message still arriving: {"role": "assistant", "content":
+# [...], "stop_reason": None}. In it, a toolCall block's "arguments" is the JSON text received so
+# far (a str), and the block also keeps the call's stream "index".
+#
+# grow(partial, piece) -> dict   a NEW partial message with one stream event added; `partial`
+#     itself, and every block in it, is never changed.
+#     - {"type": "text"}: its text goes on the end of the last block if that is a text block,
+#       else into a new text block {"type": "text", "text": ...}
+#     - {"type": "call"}: a new block {"type": "toolCall", "id", "name", "arguments": "",
+#       "index"}
+#     - {"type": "arguments"}: its "json" goes on the end of the arguments of the toolCall block
+#       whose index is the piece's index. Never parsed here: a piece of JSON is not JSON
+#     - any other type: the partial as it is
+#
+# stream_reply(stream) -> a generator of events, whose return value is the finished message.
+#     `stream` yields stream events (see lab.pieces). Take the first one: if that raises, let it
+#     go up, nothing announced (lesson 05: an exception from the model is not the loop's). Then
+#     yield {"type": "message_start", "message": <the empty partial>}, and for each event:
+#     - a piece (text, call, arguments): partial = grow(partial, piece), then yield
+#       {"type": "message_update", "piece": piece, "message": partial}
+#     - "end": return the finished message: role, content, stop_reason and usage from the end
+#       event. In its content a toolCall is {"type", "id", "name", "arguments"}, its arguments
+#       parse_arguments(<the whole text>): parsed once, here
+#     - "error": return a failed message (stop_reason "error", error_message the event's
+#       "message") that keeps the content that arrived, finished as above
+#     - the stream stops with no "end": the same, with error_message STREAM_ENDED
+#     - the stream raises OSError (ConnectionError, TimeoutError) after the first event: the
+#       same, with error_message f"{type(error).__name__}: {error}"
+#     It records nothing: the loop records the message it returns, then announces message_end.
+#@ code
+
+
+def grow(partial, piece):
+    """The partial message with one more piece in it: a new message; the old one, and its blocks,
+    are never changed, so every update a frontend was handed stays as it was. A call's arguments
+    stay the JSON text received so far: a piece of JSON is not JSON."""
+    content = list(partial["content"])
+    if piece["type"] == "text":
+        if content and content[-1]["type"] == "text":
+            content[-1] = {"type": "text", "text": content[-1]["text"] + piece["text"]}
+        else:
+            content.append({"type": "text", "text": piece["text"]})
+    elif piece["type"] == "call":
+        content.append({"type": "toolCall", "id": piece["id"], "name": piece["name"],
+                        "arguments": "", "index": piece["index"]})
+    elif piece["type"] == "arguments":
+        content = [dict(block, arguments=block["arguments"] + piece["json"])
+                   if block["type"] == "toolCall" and block["index"] == piece["index"] else block
+                   for block in content]
+    return {**partial, "content": content}
+
+
+def finished(partial, **fields):
+    """The message a stream ends with: the partial's content, each call's arguments parsed once,
+    now that all of their text is in, and `fields` (stop_reason, usage or error_message)."""
+    content = [{"type": "toolCall", "id": block["id"], "name": block["name"],
+                "arguments": parse_arguments(block["arguments"])}
+               if block["type"] == "toolCall" else block for block in partial["content"]]
+    return {"role": "assistant", "content": content, **fields}
+
+
+def stream_reply(stream):
+    """Announce a reply piece by piece as it arrives, and return it whole. A generator: yields
+    message_start, then one message_update per piece carrying the piece and the partial message
+    as it now stands; its return value is the finished message, for the loop to record. A
+    stream that breaks (an error event, no end event, a dropped connection) still ends in a
+    message: a failed one, which keeps what arrived, because the user has already seen it."""
+    stream = iter(stream)
+    piece = next(stream, None)       # raises before anything is announced: not ours to catch
+    partial = {"role": "assistant", "content": [], "stop_reason": None}
+    yield {"type": "message_start", "message": partial}
+    try:
+        while piece is not None:
+            if piece["type"] == "end":
+                return finished(partial, stop_reason=piece["stop_reason"],
+                                usage=piece.get("usage", {}))
+            if piece["type"] == "error":
+                return finished(partial, stop_reason="error", error_message=piece["message"])
+            partial = grow(partial, piece)
+            yield {"type": "message_update", "piece": piece, "message": partial}
+            piece = next(stream, None)
+    except OSError as error:         # the connection dropped after words were shown
+        return finished(partial, stop_reason="error",
+                        error_message=f"{type(error).__name__}: {error}")
+    return finished(partial, stop_reason="error", error_message=STREAM_ENDED)
+#@ end
+#@ block 14.2 given
+
+
+RETRIES = 3                           # tries after the first, for a stream that fails at once
+BACKOFF = 0.25                        # seconds before the first retry, doubled for each one after
+TRANSIENT = (408, 409, 425, 429)      # statuses worth another try, with every status of 500 and up
+#@ end
+#@ block 14.2 gap
+#@ spec
+# Spec only. The tests import read_sse and Retrying here, and TerminalRenderer (region 5).
+#
+# read_sse(chunks) -> a generator of {"event": name or None, "data": text}   server-sent events
+#     from a byte stream cut anywhere: `chunks` is an iterable of bytes, and a chunk may end in
+#     the middle of a line or of a character.
+#     - decode with one incremental UTF-8 decoder for the whole stream
+#       (codecs.getincrementaldecoder("utf-8")()), never chunk by chunk
+#     - a line ends at "\n", "\r\n" or "\r" (a "\r" at the end of a chunk may be half of "\r\n":
+#       wait for the next chunk, or for the end of the bytes, to know)
+#     - a line starting with ":" is a comment: skip it
+#     - "field: value" (one space after the colon dropped, if there is one): "event" sets the
+#       name, each "data" line adds a line to the data (joined with "\n"); other fields ignored
+#     - a blank line ends the event: yield it if it had any data line, then start afresh
+#     - at the end of the bytes, an event with no blank line after it is not yielded: the stream
+#       was cut
+#
+# Retrying(model, retries=RETRIES, sleep=time.sleep)   a model whose stream is tried again when
+#     it fails before its first piece, and never after. .complete(...) is model.complete(...).
+#     .stream(system, messages, tools) is a generator. Each try calls model.stream(...) and reads
+#     its first event:
+#     - a piece, or an end event: yield it and every event after it; no more tries
+#     - an OSError raised (ConnectionError, TimeoutError), an error event whose message starts
+#       with a status in TRANSIENT or of 500 and up, or no event at all: a failure worth a retry
+#     - any other error event (a 400, say): yield it, and stop; a retry would be refused again
+#     Before retry n (1, 2, ...) call sleep(BACKOFF * 2 ** (n - 1)). After `retries` retries,
+#     yield {"type": "error", "message": <the last failure>}: f"{type(error).__name__}: {error}"
+#     for an exception, the event's message, or STREAM_ENDED.
+#@ code
+
+
+def _lines(chunks):
+    """The lines of a byte stream cut anywhere: one incremental decoder for the whole stream, so
+    a character split between two chunks is put back together; a line ends at \\n, \\r\\n or \\r.
+    The text after the last line ending is not a line: the stream was cut there."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    rest = ""
+    for chunk in chunks:
+        text = rest + decoder.decode(chunk)
+        held = "\r" if text.endswith("\r") else ""    # maybe the first half of a \r\n
+        lines = text[:len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        rest = lines.pop() + held
+        yield from lines
+    if rest.endswith("\r"):                          # nothing came after it: a whole line ending
+        yield rest[:-1]
+
+
+def read_sse(chunks):
+    """Server-sent events from a byte stream cut anywhere: {"event": name or None, "data": text}
+    for each event that ended with its blank line. Comments are skipped, data lines joined with
+    a newline, and a last event the stream cut off before its blank line is not yielded."""
+    name, data = None, []
+    for line in _lines(chunks):
+        if not line:                                  # a blank line ends the event
+            if data:
+                yield {"event": name, "data": "\n".join(data)}
+            name, data = None, []
+        elif not line.startswith(":"):                # a comment is skipped
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)
+
+
+def _transient(message):
+    """True if an error's message starts with a status worth another try."""
+    status = message.split(" ", 1)[0]
+    return status.isdigit() and (int(status) in TRANSIENT or int(status) >= 500)
+
+
+class Retrying:
+    """A model whose stream is tried again when it fails before its first piece, and never after:
+    once a piece is out the user has seen it, and a second try would show it twice. The waiting
+    goes through `sleep`, so a test or a page can count it instead of waiting."""
+
+    def __init__(self, model, retries=RETRIES, sleep=time.sleep):
+        self.model, self.retries, self.sleep = model, retries, sleep
+
+    def complete(self, system, messages, tools):
+        return self.model.complete(system, messages, tools)
+
+    def stream(self, system, messages, tools):
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.sleep(BACKOFF * 2 ** (attempt - 1))
+            stream = iter(self.model.stream(system, messages, tools))
+            try:
+                first = next(stream, None)
+            except OSError as error:
+                failure = f"{type(error).__name__}: {error}"
+                continue
+            if first is None:
+                failure = STREAM_ENDED
+            elif first["type"] != "error":
+                yield first                           # a piece is out: no more tries
+                yield from stream
+                return
+            elif _transient(first["message"]):
+                failure = first["message"]
+            else:
+                yield first                           # refused: another try is refused again
+                return
+        yield {"type": "error", "message": failure}
 #@ end

@@ -65,6 +65,8 @@ from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful,
                     raises, tokens, usage)
 from .shell import Shell
 from .timers import Deadlock, SimulatedLoop, in_simulated_loop, now, resolve, run, steps
+from .stream import (ARGUMENT_PIECE, OVERLOADED, StreamingModel, chunks, drop, error_event, no_end,
+                     pieces, sse)
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
 from .workspace import Cut, PowerCut, Workspace, cut
 
@@ -78,6 +80,8 @@ __all__ = [
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
     "run", "now", "SimulatedLoop", "Deadlock", "steps", "resolve",
+    "StreamingModel", "pieces", "drop", "no_end", "error_event", "OVERLOADED", "ARGUMENT_PIECE",
+    "sse", "chunks",
 ]
 
 

@@ -192,6 +192,40 @@ class Lab1(_Case):
                          f"the reply is {messages[-1]!r}; expected "
                          "error_message(CANCELLED_REPLY)")
 
+    async def test_cancel_between_pieces(self):
+        """A cancel between two pieces of a streamed reply (set by another task that wakes at each piece): the stream is read no further, the reply keeps the words that arrived, failed with CANCELLED_REPLY, and no tool of it runs."""
+        runs, messages, token, seen = [], [], _token(self), []
+        reply = lab.reply("Reading the config first, then the port.", lab.call("a", {}, id="c1"))
+        model = lab.StreamingModel([reply, lab.say("Done.")])
+        updates = asyncio.Event()
+
+        async def on_event(event):
+            if event["type"] == "message_update":
+                seen.append(event["piece"])
+                updates.set()
+
+        async def watcher():                 # another part of the program: Esc on piece three
+            while len(seen) < 3:
+                updates.clear()
+                await updates.wait()
+            token.cancel()
+        watching = asyncio.create_task(watcher())
+        await self.run_all(self.agent(model, messages, [_tool("a", runs)], token), "Cancelled "
+                           "mid-stream", on_event)
+        watching.cancel()
+        words = "".join(piece.get("text", "") for piece in seen[:3])
+        self.assertEqual(len(seen), 3, f"{len(seen)} pieces were shown; expected 3: between two "
+                         "pieces, await (so other tasks run) and then look at the token")
+        self.assertEqual(runs, [], f"tools run: {runs}; a cancelled reply's calls never run")
+        first = next((m for m in messages if m["role"] == "assistant"), None)
+        self.assertEqual(
+            (first and harness.text_of(first), first and first.get("stop_reason"),
+             first and first.get("error_message")),
+            (words, "error", harness.CANCELLED_REPLY),
+            f"the reply recorded is {first!r}; expected the words shown, {words!r}, in a "
+            "failed reply with error_message CANCELLED_REPLY")
+        self.assertEqual(len(model.calls), 1, f"the model was asked {len(model.calls)} times")
+
     async def test_cancel_between_tools(self):
         """A cancel that lands after the first of two calls: the second never runs and gets cancelled_result, is_error; the model is not called again; the record is U A[c1,c2] R(c1) R(c2) A!, and the view of it is valid."""
         runs, messages, token = [], [], _token(self)

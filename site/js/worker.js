@@ -144,7 +144,12 @@ async function boot() {
 
 // Output is gathered here and sent at most every FLUSH_MS. It is already capped: cellrun keeps
 // the first OUTPUT_CAP characters a cell prints and only counts the rest (harness_py/cellrun.py),
-// so a flood never reaches this side at all.
+// so a flood never reaches this side at all. A flush the cell asks for (print(..., flush=True),
+// as a streamed reply's words are printed) sends what is waiting at once, unless the last message
+// went less than FLUSH_FLOOR_MS ago: a word printed just after another, before a pause, must not
+// wait for the pause to end, and a loop flushing every character still cannot flood the page.
+const FLUSH_FLOOR_MS = 8;
+
 function outputStream(id) {
   let pending = "";
   let last = -Infinity;
@@ -157,7 +162,10 @@ function outputStream(id) {
     pending += String(text);
     if (performance.now() - last >= FLUSH_MS) flush();
   };
-  return { write, flush };
+  const flushed = () => {
+    if (pending && performance.now() - last >= FLUSH_FLOOR_MS) flush();
+  };
+  return { write, flush, flushed };
 }
 
 function failure(id, error) {
@@ -171,7 +179,8 @@ function failure(id, error) {
 function runCell({ id, name, lesson, source, harness }) {
   const stream = outputStream(id);
   try {
-    const result = glue.runCell(source, lesson, name, harness ?? undefined, stream.write);
+    const result = glue.runCell(source, lesson, name, harness ?? undefined, stream.write,
+                                stream.flushed);
     const [output, error, dropped] = result.toJs();
     result.destroy();
     stream.flush();

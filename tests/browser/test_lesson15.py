@@ -19,23 +19,27 @@ def test_lesson_15_as_a_reader_does_it(page, base_url, site_dir):
     check.locator(".check-option[data-right] .option-button").click()
     assert check.get_attribute("data-state") == "right"
 
-    # A cell that cancels a run from a timer prints in the page what it printed in the build.
+    # Esc mid-stream: the words shown are the words recorded.
     output = run_cell(page, "15-2")
-    assert output == recorded(page, "15-2")
+    assert output == recorded(page, "15-2") and "shown:    'I will read the '" in output
+
+    # A cell that cancels a run from a timer prints in the page what it printed in the build.
+    output = run_cell(page, "15-3")
+    assert output == recorded(page, "15-3")
     assert "stopped after 5 of 10 steps" in output and "model calls: 1" in output
 
     # The seed's regression, both ways: the consumer's log loses R(d1), the listener's keeps it.
-    output = run_cell(page, "15-4")
-    assert output == recorded(page, "15-4")
+    output = run_cell(page, "15-5")
+    assert output == recorded(page, "15-5")
     assert "log after a reboot: U A[d1] R(d1)" in output
 
     # The editable cell, shipped with the guess that swallows CancelledError, then fixed.
-    assert "task cancelled: False | model calls: 2" in run_cell(page, "15-3")
-    source = page.eval_on_selector("#cell-15-3 .code-editor", "node => node.bookEditor.getText()")
+    assert "task cancelled: False | model calls: 2" in run_cell(page, "15-4")
+    source = page.eval_on_selector("#cell-15-4 .code-editor", "node => node.bookEditor.getText()")
     fixed = source.replace('        return "build stopped"', "        raise")
     assert fixed != source
-    rewrite_cell(page, "15-3", fixed)
-    assert "task cancelled: True | model calls: 1" in run_cell(page, "15-3")
+    rewrite_cell(page, "15-4", fixed)
+    assert "task cancelled: True | model calls: 1" in run_cell(page, "15-4")
 
     # Both labs: they fail on the starting file and pass on the reference solution.
     for number in (1, 2):
@@ -47,5 +51,5 @@ def test_lesson_15_as_a_reader_does_it(page, base_url, site_dir):
         assert after and set(after.values()) == {"pass"}, f"lab {point} on its solution: {after}"
 
     # The cell marked lab=2 now runs on the reader's harness: the Esc on their own code.
-    assert run_cell(page, "15-7") == recorded(page, "15-7")
-    assert page.locator("#cell-15-7").get_attribute("data-harness") == "mine"
+    assert run_cell(page, "15-8") == recorded(page, "15-8")
+    assert page.locator("#cell-15-8").get_attribute("data-harness") == "mine"

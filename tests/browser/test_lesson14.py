@@ -1,0 +1,75 @@
+"""Lesson 14 as a reader does it: a check answered, the streaming cell run (its output arrives in
+the page in pieces while the cell is still running, and ends as the build recorded it), and both
+labs run with the reference solution until every test passes."""
+from __future__ import annotations
+
+from conftest import screenshot
+from fixture_site import FINISHED, editor_text, recorded, wait_editor, wait_ready, wait_settled
+
+STREAMING_CELL = "14-5"      # TerminalRenderer over a StreamingModel with pace=0.06
+
+# Every change to the cell's output, with the cell's state at that moment, from a MutationObserver
+# set up before the click: what a reader watching the page would have seen, in order.
+WATCH = """(id) => {
+    const cell = document.getElementById(id);
+    const output = cell.querySelector('.cell-output');
+    window.seen = [];
+    new MutationObserver(() => window.seen.push(
+        {text: output.textContent, state: cell.dataset.state || '', at: performance.now()}))
+        .observe(output, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def solution(point: str) -> str:
+    import stages
+
+    return stages.load().solution(point)
+
+
+def test_a_check_then_the_stream_arrives_word_by_word(page, base_url):
+    page.goto(base_url + "lesson-14.html")
+    page.wait_for_selector(".check[data-live]")
+    check = page.locator(".check").first
+    check.locator(".check-option:not([data-right]) .option-button").first.click()
+    assert check.get_attribute("data-state") == "wrong"
+    check.locator(".check-option[data-right] .option-button").click()
+    assert check.locator(".check-verdict").inner_text() == "Right."
+    assert check.locator(".check-explain").is_visible()
+
+    wait_ready(page)
+    wait_settled(page)
+    element = f"cell-{STREAMING_CELL}"
+    page.evaluate(WATCH, element)
+    page.locator(f"#{element} .cell-run").click()
+    page.wait_for_function(FINISHED % element, timeout=60_000)
+    assert page.get_attribute(f"#{element}", "data-state") == "done"
+    output = page.locator(f"#{element} .cell-output").text_content()
+    assert output == recorded(page, STREAMING_CELL)
+    seen = page.evaluate("window.seen")
+    while_running = [s["text"] for s in seen if s["state"] == "running" and s["text"]]
+    distinct = sorted(set(while_running), key=len)
+    assert len(distinct) >= 3, f"the output arrived in {len(distinct)} piece(s) while running: {distinct}"
+    for shorter, longer in zip(distinct, distinct[1:]):
+        assert longer.startswith(shorter), (shorter, longer)
+    assert distinct[0] != output and output.startswith(distinct[0])
+    assert distinct[0].startswith("Let "), distinct[0]
+    page.locator(f"#{element}").scroll_into_view_if_needed()
+    screenshot(page, "lesson-14-streamed")
+
+
+def test_both_labs_pass_with_the_reference_solution(page, base_url):
+    page.goto(base_url + "lesson-14.html")
+    wait_ready(page)
+    for lab, point in (("lab-14-1", "14.1"), ("lab-14-2", "14.2")):
+        wait_editor(page, f"#{lab}")
+        text = solution(point)
+        page.eval_on_selector(f"#{lab} .code-editor", "(node, text) => node.bookEditor.setText(text)", text)
+        assert editor_text(page, f"#{lab}") == text
+        page.locator(f"#{lab} .lab-run").click()
+        page.wait_for_function(
+            f"['pass', 'fail', 'failed'].includes(document.getElementById('{lab}').dataset.state)",
+            timeout=120_000)
+        statuses = {li.get_attribute("data-test"): li.get_attribute("data-status")
+                    for li in page.locator(f"#{lab} .lab-tests li[data-test]").all()}
+        assert len(statuses) > 10 and set(statuses.values()) == {"pass"}, statuses
+        assert page.get_attribute(f"#{lab}", "data-state") == "pass"
