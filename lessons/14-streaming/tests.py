@@ -410,7 +410,7 @@ class Lab1(_LabCase):
                          "back")
 
     def test_brake_and_steering_hold(self):
-        """Lesson 05's brake and lesson 09's steering hold for a streaming model: max_turns=2 makes two requests and ends with the stop, and steering waits for the tool batch."""
+        """Lesson 05's brake and lesson 09's steering hold for a streaming model: max_turns=2 makes two requests and ends with the stop, and steering said during a turn waits for its tool batch, U A[c1] R(c1) U A."""
         def runaway(request):
             return lab.reply(lab.call("read", {"path": "config.py"},
                                       id=f"r{len(request.messages)}"))
@@ -424,11 +424,12 @@ class Lab1(_LabCase):
         self.assertEqual(len(model.calls), 2, f"max_turns=2 made {len(model.calls)} requests")
         self.assertEqual(messages[-1].get("error_message"), "Agent stopped after max_turns=2",
                          f"the record ends {lab.show(messages[-1:])}")
-        said = [lab.user("Use spaces.")]
+        asks = iter([[], [lab.user("Use spaces.")]])     # said while the first turn ran
         model = lab.StreamingModel([lab.reply(CALL), lab.say("Done, with spaces.")])
-        events, messages = self.run_of(model, get_steering=lambda: [said.pop()] if said else [])
-        self.assertEqual(lab.shape(messages), "U U A[c1] R(c1) A",
-                         f"steering while idle goes in with the prompt; the record is "
+        events, messages = self.run_of(model, get_steering=lambda: next(asks, []))
+        self.assertEqual(lab.shape(messages), "U A[c1] R(c1) U A",
+                         f"steering said during the first turn should go in after the call's "
+                         f"result, at the top of the next turn; the record is "
                          f"{lab.shape(messages)}")
 
     def test_whole_reply_models_unchanged(self):
