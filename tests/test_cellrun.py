@@ -247,3 +247,12 @@ def test_a_cell_without_await_is_not_run_on_a_loop(folder):
     result = run_async(folder, "import asyncio\ntry:\n    asyncio.get_running_loop()\n"
                                "except RuntimeError:\n    print('no loop')\n")
     assert result.output == "no loop\n"
+
+
+def test_a_task_that_failed_unawaited_is_said_at_the_end_of_the_cell_not_at_collection(folder):
+    source = ("import asyncio\nasync def bad():\n    raise ValueError('nobody awaited me')\n"
+              "task = asyncio.create_task(bad())\nawait asyncio.sleep(1)\nprint('end of cell')\n")
+    result = run_async(folder, source)
+    assert result == cellrun.CellResult(
+        output="end of cell\nasyncio: Task exception was never retrieved: ValueError: nobody "
+               "awaited me\n", error=None)

@@ -71,7 +71,9 @@ class SimulatedLoop(asyncio.base_events.BaseEventLoop):
         self._now = 0.0
         self._clock_resolution = 1e-9     # the same in every Python, so timers fire alike
         self._selector = _Idle(self)
+        self._tasks: list[asyncio.Task] = []   # every task made on this loop, for _finish
         self.set_exception_handler(_report)
+        self.set_task_factory(_recorded)
 
     def time(self) -> float:
         return self._now
@@ -93,6 +95,23 @@ class SimulatedLoop(asyncio.base_events.BaseEventLoop):
 
     def _write_to_self(self) -> None:
         pass                              # no other thread can wake this loop
+
+
+def _recorded(loop: "SimulatedLoop", coro, **options) -> asyncio.Task:
+    """A task, as asyncio would make it, kept on the loop's list."""
+    task = asyncio.Task(coro, loop=loop, **options)
+    loop._tasks.append(task)
+    return task
+
+
+def _unretrieved(loop: "SimulatedLoop") -> None:
+    """Say, now and once, which tasks ended in an exception nobody awaited: said by asyncio at
+    garbage collection, it would come at a moment no one can predict (after a test's verdict)."""
+    for task in loop._tasks:
+        if task.done() and not task.cancelled() and getattr(task, "_log_traceback", False):
+            _report(loop, {"message": "Task exception was never retrieved",
+                           "exception": task.exception()})
+    loop._tasks.clear()
 
 
 def _report(loop: asyncio.AbstractEventLoop, context: dict) -> None:
@@ -134,6 +153,7 @@ def _finish(loop: SimulatedLoop) -> None:
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
     loop.run_until_complete(loop.shutdown_asyncgens())
+    _unretrieved(loop)
 
 
 def now() -> float:
@@ -202,6 +222,7 @@ async def _finish_async(loop: SimulatedLoop) -> None:
     if pending:
         await asyncio.gather(*pending, return_exceptions=True)
     await loop.shutdown_asyncgens()
+    _unretrieved(loop)
 
 
 def resolve(value: Any) -> Any:
