@@ -8,6 +8,7 @@ no absolute paths) whatever the Python version. Standard library only.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import importlib.abc
@@ -186,12 +187,26 @@ def _display_name(filename: str, lab_dir: str) -> str:
     return relative.as_posix()
 
 
-def _format_frames(tb, lab_dir: str, skip: str) -> list[str]:
+def _asyncio_folder() -> str:
+    import asyncio
+    return str(Path(asyncio.__file__).parent)
+
+
+def _format_frames(tb, lab_dir: str, skip: str, cell: str | None = None) -> list[str]:
+    frames = list(_walk(tb))
+    # Everything before the cell's first frame is what ran the cell (cellrun, and for a cell that
+    # awaits, the loop in lab/timers.py): not the reader's.
+    outer = next((k for k, (frame, _) in enumerate(frames) if frame.f_code.co_filename == cell),
+                 None)
+    if outer is not None:
+        frames = frames[outer:]
+    machinery = _asyncio_folder()
     lines = []
-    for frame, lineno in _walk(tb):
+    for frame, lineno in frames:
         code = frame.f_code
-        if code.co_filename == skip or code.co_filename.startswith("<frozen importlib"):
-            continue                        # cellrun's and the import system's frames: not the reader's
+        if (code.co_filename == skip or code.co_filename.startswith("<frozen importlib")
+                or str(Path(code.co_filename).parent) == machinery):
+            continue        # cellrun's, the import system's, asyncio's frames: not the reader's
         name = _display_name(code.co_filename, lab_dir)
         text = linecache.getline(code.co_filename, lineno, frame.f_globals).strip()
         lines.append(f'  File "{name}", line {lineno}, in {code.co_name}\n')
@@ -206,8 +221,10 @@ def _walk(tb):
         tb = tb.tb_next
 
 
-def _format_exception(error: BaseException, lab_dir: str, seen: set[int] | None = None) -> str:
-    """CPython's layout, chained exceptions included, without the version-dependent carets."""
+def _format_exception(error: BaseException, lab_dir: str, seen: set[int] | None = None,
+                      cell: str | None = None) -> str:
+    """CPython's layout, chained exceptions included, without the version-dependent carets.
+    Frames inside asyncio are left out: they differ from one Python to the next."""
     import traceback
 
     seen = seen if seen is not None else set()
@@ -215,16 +232,27 @@ def _format_exception(error: BaseException, lab_dir: str, seen: set[int] | None 
     text = ""
     cause, context = error.__cause__, error.__context__
     if cause is not None and id(cause) not in seen:
-        text += _format_exception(cause, lab_dir, seen)
+        text += _format_exception(cause, lab_dir, seen, cell)
         text += "\nThe above exception was the direct cause of the following exception:\n\n"
     elif context is not None and not error.__suppress_context__ and id(context) not in seen:
-        text += _format_exception(context, lab_dir, seen)
+        text += _format_exception(context, lab_dir, seen, cell)
         text += "\nDuring handling of the above exception, another exception occurred:\n\n"
-    frames = _format_frames(error.__traceback__, lab_dir, __file__)
+    frames = _format_frames(error.__traceback__, lab_dir, __file__, cell)
     if frames:
         text += "Traceback (most recent call last):\n" + "".join(frames)
     text += "".join(traceback.format_exception_only(type(error), error))
     return text
+
+
+def _run_code(source: str, name: str, namespace: dict) -> None:
+    """Run the cell. A cell may `await` at its top level (lesson 15 on): compiled so, it is a
+    coroutine, and it runs to its end on the book's simulated-clock loop (lab/timers.py), the same
+    loop in CPython and in Pyodide, so its output is the same text in both."""
+    code = compile(source, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    coroutine = eval(code, namespace)
+    if coroutine is not None:           # only a cell with a top-level await gives one
+        from lab import timers          # the cell's own fresh `lab`, found by _LabFinder
+        timers.run(coroutine)
 
 
 def run_cell(source: str, *, harness_path: str, lab_dir: str, name: str = "cell",
@@ -249,14 +277,13 @@ def run_cell(source: str, *, harness_path: str, lab_dir: str, name: str = "cell"
     namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": name}
     error = None
     try:
-        code = compile(source, name, "exec")
-        exec(code, namespace)
+        _run_code(source, name, namespace)
     except SystemExit as exit_:
         if exit_.code not in (None, 0):
-            stream.end(_format_exception(exit_, str(lab_dir)))
+            stream.end(_format_exception(exit_, str(lab_dir), cell=name))
             error = f"SystemExit: {exit_.code}"
     except BaseException as exc:  # noqa: BLE001 - a cell's failure is its output, whatever it is
-        stream.end(_format_exception(exc, str(lab_dir)))
+        stream.end(_format_exception(exc, str(lab_dir), cell=name))
         error = "".join(__import__("traceback").format_exception_only(type(exc), exc)).strip()
         error = error.splitlines()[-1] if error else type(exc).__name__
     finally:

@@ -196,3 +196,63 @@ def test_a_cell_printing_100_mb_runs_in_bounded_memory(folder):
     assert flood["dropped"] == 100_000_000 - cellrun.OUTPUT_CAP
     grown_mb = (flood["peak_kb"] - quiet["peak_kb"]) / 1024
     assert grown_mb < bound_mb, f"peak memory grew {grown_mb:.1f} MB for 100 MB printed"
+
+
+# ------------------------------------------------------------------ a cell that awaits (lesson 15)
+
+BOOK_LAB = ROOT / "harness_py"        # the real lab package: its simulated-clock loop runs awaits
+
+
+def run_async(folder: Path, source: str) -> cellrun.CellResult:
+    return cellrun.run_cell(source, harness_path=str(folder / "harness.py"), lab_dir=str(BOOK_LAB))
+
+
+def test_a_cell_may_await_at_its_top_level_on_the_simulated_clock(folder):
+    source = ("import asyncio, lab\n"
+              "async def later(n):\n    await asyncio.sleep(n)\n    return n\n"
+              "task = asyncio.create_task(later(30))\n"
+              "print(await later(2), lab.now())\n"
+              "print(await task, lab.now())\n")
+    result = run_async(folder, source)
+    assert result == cellrun.CellResult(output="2 2.0\n30 30.0\n", error=None)
+
+
+def test_a_cell_that_awaits_raises_with_the_cells_frames_only(folder):
+    source = ("import asyncio\n"
+              "async def boom():\n    await asyncio.sleep(1)\n    raise ValueError('late')\n"
+              "await boom()\n")
+    result = run_async(folder, source)
+    assert result.error == "ValueError: late"
+    assert result.output == ('Traceback (most recent call last):\n'
+                             '  File "cell", line 5, in <module>\n    await boom()\n'
+                             '  File "cell", line 4, in boom\n    raise ValueError(\'late\')\n'
+                             'ValueError: late\n')
+
+
+def test_a_cell_waiting_for_nothing_ends_in_deadlock_at_its_await(folder):
+    result = run_async(folder, "import asyncio\nawait asyncio.Event().wait()\n")
+    assert result.error.startswith("lab.timers.Deadlock: every task is waiting")
+    assert '  File "cell", line 2, in <module>\n    await asyncio.Event().wait()\n' in result.output
+
+
+def test_tasks_left_running_at_the_end_of_a_cell_are_cancelled_and_closed(folder):
+    source = ("import asyncio\n"
+              "async def forever():\n    try:\n        await asyncio.sleep(1e9)\n"
+              "    finally:\n        print('cleaned up')\n"
+              "asyncio.create_task(forever())\nawait asyncio.sleep(0)\nprint('end of cell')\n")
+    assert run_async(folder, source).output == "end of cell\ncleaned up\n"
+
+
+def test_a_cell_without_await_is_not_run_on_a_loop(folder):
+    result = run_async(folder, "import asyncio\ntry:\n    asyncio.get_running_loop()\n"
+                               "except RuntimeError:\n    print('no loop')\n")
+    assert result.output == "no loop\n"
+
+
+def test_a_task_that_failed_unawaited_is_said_at_the_end_of_the_cell_not_at_collection(folder):
+    source = ("import asyncio\nasync def bad():\n    raise ValueError('nobody awaited me')\n"
+              "task = asyncio.create_task(bad())\nawait asyncio.sleep(1)\nprint('end of cell')\n")
+    result = run_async(folder, source)
+    assert result == cellrun.CellResult(
+        output="end of cell\nasyncio: Task exception was never retrieved: ValueError: nobody "
+               "awaited me\n", error=None)

@@ -8,6 +8,7 @@ print where a lesson prints them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 
@@ -569,17 +570,41 @@ def test_drive_consumes_to_the_end():
     assert ran == [0, 1, 2, "end"]
 
 
-def test_drive_awaits_an_async_run():
-    """Driven by hand, without an event loop: Pyodide's asyncio.run needs the browser's stack
-    switching, and a run that awaits nothing finishes on the first send."""
+def test_drive_steps_an_async_run_from_plain_code_and_is_awaited_inside_the_loop():
+    """From plain code (a lesson 1-14 test, a cell that does not await) drive steps an async run
+    to its end on the book's loop and returns the list; from code running on that loop it gives
+    a coroutine, for `await lab.drive(run)`."""
     async def run():
         for k in range(2):
+            await asyncio.sleep(1)
             yield k
 
-    pending = lab.drive(run())
-    with pytest.raises(StopIteration) as finished:
-        pending.send(None)
-    assert finished.value.value == [0, 1]
+    assert lab.drive(run()) == [0, 1]
+
+    async def inside():
+        pending = lab.drive(run())
+        assert asyncio.iscoroutine(pending)
+        return await pending, lab.now()
+    assert lab.run(inside()) == ([0, 1], 2.0)
+
+
+def test_steps_closes_an_async_run_it_did_not_finish():
+    closed = []
+
+    async def run():
+        try:
+            for k in range(5):
+                yield k
+        finally:
+            await asyncio.sleep(1)
+            closed.append(True)
+
+    events = lab.steps(run())
+    assert [next(events), next(events)] == [0, 1]
+    events.close()
+    assert closed == [True]
+    assert lab.resolve(asyncio.sleep(2, result="slept")) == "slept"
+    assert lab.resolve(7) == 7
 
 
 # -- crash exploration --------------------------------------------------------------------------

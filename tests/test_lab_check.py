@@ -608,3 +608,45 @@ def test_the_page_runs_the_same_runner_under_pyodide(tmp_path, course):
     assert all(r["status"] == "error" for r in broken) and len(broken) == 21
     assert broken[0]["message"].startswith(
         f"harness.py does not import: harness.py, line {line}: SyntaxError")
+
+
+# ------------------------------------------------------------- async tests (lesson 15 on)
+
+ASYNC_TESTS = textwrap.dedent('''\
+    import asyncio
+    import unittest
+
+    import harness
+    import lab
+
+    LESSON = 3
+
+
+    class Lab1(unittest.TestCase):
+        longMessage = False
+
+        async def test_waits(self):
+            """add, after two simulated seconds, gives 4."""
+            await asyncio.sleep(2)
+            self.assertEqual((harness.add(2, 2), lab.now()), (4, 2.0))
+
+        async def test_wrong(self):
+            """add(1, 1) gives 3, after a wait."""
+            await asyncio.sleep(1)
+            self.assertEqual(harness.add(1, 1), 3, f"add(1, 1) gave {harness.add(1, 1)}")
+
+        def test_plain(self):
+            """A plain test still runs beside them."""
+            self.assertEqual(harness.add(0, 0), 0)
+    ''')
+
+
+def test_an_async_test_runs_on_the_simulated_clock_and_can_fail(tmp_path):
+    done = _check(_lab_folder(tmp_path, tests=ASYNC_TESTS))
+    lines = _lines(done)
+    assert "PASS  add, after two simulated seconds, gives 4." in lines
+    at = lines.index("FAIL  add(1, 1) gives 3, after a wait.")
+    assert lines[at + 1].strip() == "add(1, 1) gave 2"
+    assert "PASS  A plain test still runs beside them." in lines
+    assert lines[-1] == "2 passed, 1 failed" and done.returncode == 1
+    assert "DeprecationWarning" not in done.stdout + done.stderr

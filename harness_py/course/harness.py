@@ -11,7 +11,14 @@ import time
 import json
 
 #@ end
-#@ block 9.1
+#@ block 9.1..15.1
+import json
+from collections import deque
+
+#@ end
+#@ block 15.1
+import asyncio
+import inspect
 import json
 from collections import deque
 
@@ -159,7 +166,7 @@ def run_tool(tools, call):
     return {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],
             "content": content, "is_error": False}
 #@ end
-#@ block 4.1 gap
+#@ block 4.1..15.1 gap
 #@ spec
 # Below is lesson 2's run_tool. Still one call in and exactly one result out, now on every path:
 #   - a tool that raises: the result's content is str(exception), and is_error is True
@@ -183,6 +190,40 @@ def run_tool(tools, call):
         try:
             content, is_error = tool["execute"](call["arguments"]), False
         except Exception as exc:
+            content, is_error = str(exc), True
+    return {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],
+            "content": content, "is_error": is_error}
+#@ end
+#@ block 15.1 gap
+#@ spec
+# Below is lesson 4's run_tool. It becomes async def, and takes the run's token:
+#   async def run_tool(tools, call, signal=None)
+#   - a tool whose execute is an async def is called as execute(arguments, signal) and awaited:
+#     it may take a while, and it may look at the token while it works
+#   - a plain execute is called as before, execute(arguments)
+#   - asyncio.CancelledError is not the tool's failure: it must go up, untouched. Catching
+#     Exception already lets it through; never catch BaseException or CancelledError here
+#@ code
+
+
+async def run_tool(tools, call, signal=None):
+    """Run one tool call and return the toolResult message that answers it: one call in, exactly
+    one result out, on every path a tool can fail by. An async tool is awaited and handed the
+    run's token, so a long job can see that it is asked to stop. A cancelled task is not a tool
+    failure: CancelledError is not an Exception, and it goes up to whoever cancelled."""
+    tools_by_name = {tool["name"]: tool for tool in tools}
+    tool = tools_by_name.get(call["name"])
+    if tool is None:
+        content, is_error = f"Tool {call['name']} not found", True
+    else:
+        execute = tool["execute"]
+        try:
+            if inspect.iscoroutinefunction(execute):
+                content = await execute(call["arguments"], signal)
+            else:
+                content = execute(call["arguments"])
+            is_error = False
+        except Exception as exc:    # CancelledError is a BaseException: it is not caught here
             content, is_error = str(exc), True
     return {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],
             "content": content, "is_error": is_error}
@@ -754,7 +795,7 @@ def run_agent(model, system, messages, tools, prompt, *,
             pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
     yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
 #@ end
-#@ block 14.1 gap
+#@ block 14.1..15.1 gap
 #@ spec
 # Below is lesson 12's run_agent. One branch is new: a model that has a stream() method is
 # streamed. Its reply is model.stream(system, <the view>, <the tool specs>), the same three
@@ -832,6 +873,160 @@ def run_agent(model, system, messages, tools, prompt, *,
         if not failed:
             pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
     yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
+#@ end
+#@ block 15.1 gap
+#@ spec
+# Below is lesson 14's run_agent. It becomes an async generator (async def, with yield inside;
+# run_tool is awaited) and takes one more keyword argument, signal=None: a CancelToken, or None.
+# `reply = yield from stream_reply(...)` has no async form: step stream_reply by hand with
+# next(), take the reply from StopIteration's value, and await asyncio.sleep(0) after each event
+# it gives, so the rest of the program runs between pieces. Look at the token at three safe
+# points, with a small function cancelled() inside run_agent:
+#   - before each model call: cancelled, the reply is error_message(CANCELLED_REPLY) instead of
+#     a call; it is a failed reply like any other, so the run ends after it
+#   - between two pieces of a stream: cancelled, close the stream, and the reply is
+#     finished(<the partial message>, stop_reason="error", error_message=CANCELLED_REPLY)
+#   - before each tool: cancelled, the call's result is cancelled_result(call), and the tool is
+#     not run; every call of the batch still gets its one result
+#   - once cancelled, ask() asks nobody: steering and follow-ups stay queued for the next run
+#@ code
+async def run_agent(model, system, messages, tools, prompt, *,
+                    max_turns=None, get_steering=None, get_follow_ups=None, signal=None):
+    """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
+    back failed (stop_reason "error"), or `max_turns` model calls have been made (None: no limit).
+
+    A generator of events: plain dicts with a "type", which say what happened and draw nothing.
+    They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
+    turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
+    message is appended to `messages` (the caller's list, the record) first, and only then is its
+    message_end yielded. The final message is the last of agent_end's "messages".
+
+    The user may speak during a run; the loop asks for their words only where a user message
+    keeps the transcript valid. `get_steering` and `get_follow_ups` take no arguments and return a
+    list of user messages, often empty: steering is asked for once a turn's whole tool batch is
+    answered, follow-ups only when the run would otherwise end. The loop never sees a queue.
+
+    `prompt` None is a retry: no new message, and the first turn asks the model about the record
+    as it stands (lesson 12 sends a request again, once, after compacting).
+
+    A model that can stream (it has a stream() method) is streamed: its reply is announced piece
+    by piece with message_start and message_update, and recorded once, whole, when it is over. A
+    model with only complete() is asked as before, and its reply is announced once.
+
+    An async generator (lesson 15), so that while it waits (a slow tool, a slow model) the rest of
+    the program runs, and may ask it to stop: `signal`, a CancelToken or None, is looked at at the
+    run's safe points. Before a model call, a cancel gives a failed reply, CANCELLED_REPLY, and
+    the run ends as after any failed reply. Between two pieces of a streamed reply, it ends the
+    reply there: what arrived is kept, in a failed reply with CANCELLED_REPLY. Before a tool, it
+    gives the call the result CANCELLED, marked is_error, without running it. Once cancelled,
+    nobody is asked for steering or follow-ups: queued words stay queued for the next run."""
+    new = []  # this run's messages, for agent_end
+
+    def record(message):
+        """Append `message` to the record, then make the event that announces it."""
+        messages.append(message)
+        new.append(message)
+        return {"type": "message_end", "message": message}
+
+    def ask(get):
+        """The user messages a callable has for us: [] if it has none, was never passed, or the
+        run was cancelled (what is queued then stays queued)."""
+        return list(get()) if get and not cancelled() else []
+
+    def cancelled():
+        return signal is not None and signal.cancelled
+
+    yield {"type": "agent_start"}
+    turn, calls, failed = 0, [], False
+    # User messages waiting to open the next turn. Steering sent while idle goes in with the prompt.
+    pending = ([] if prompt is None else [user_message(prompt)]) + ask(get_steering)
+    retry = prompt is None                   # a retry opens its first turn with no new message
+    while pending or retry:                  # outer loop: the prompt, then each follow-up
+        while calls or pending or retry:     # inner loop: one pass is one turn
+            retry = False
+            turn += 1
+            yield {"type": "turn_start"}
+            for message in pending:          # only here, at the top of a turn, may a user speak
+                yield record(message)
+            pending = []
+            if cancelled():                  # a safe point: before the model is asked
+                reply = error_message(CANCELLED_REPLY)
+            elif max_turns is not None and turn > max_turns:   # before the call, never after
+                reply = error_message(f"Agent stopped after max_turns={max_turns}")
+            elif hasattr(model, "stream"):   # the reply comes in pieces, announced as they come
+                pieces = stream_reply(
+                    model.stream(system, context_for_model(messages), tool_specs(tools)))
+                reply = None
+                while reply is None:         # `yield from` has no async form: step it by hand
+                    try:
+                        event = next(pieces)
+                    except StopIteration as end:
+                        reply = end.value
+                        break
+                    yield event
+                    await asyncio.sleep(0)   # the rest of the program runs between pieces
+                    if cancelled():          # a safe point: between two pieces
+                        pieces.close()
+                        reply = finished(event["message"], stop_reason="error",
+                                         error_message=CANCELLED_REPLY)
+            else:                                    # a model that only answers whole
+                reply = model.complete(system, context_for_model(messages), tool_specs(tools))
+            yield record(reply)
+            # A failed reply: none of it is acted on and nobody is asked for more.
+            failed = reply["stop_reason"] == "error"
+            calls = [] if failed else tool_calls(reply)
+            for call in calls:
+                yield {"type": "tool_execution_start", "call": call}
+                if cancelled():              # a safe point: before each tool
+                    result = cancelled_result(call)
+                else:
+                    result = await run_tool(tools, call, signal)
+                yield record(result)         # no yield between the tool returning and this
+                yield {"type": "tool_execution_end", "call": call, "result": result}
+            yield {"type": "turn_end", "message": reply}
+            if not failed:
+                pending = ask(get_steering)  # every call of the turn has its result
+        if not failed:
+            pending = ask(get_follow_ups)    # no calls, no steering: the run would end here
+    yield {"type": "agent_end", "messages": new}   # the one way out, so every exit is balanced
+#@ end
+#@ block 15.1 given
+
+
+CANCELLED_REPLY = "Cancelled: the run was stopped from outside."
+CANCELLED = "Cancelled before it ran: the run was stopped from outside."
+
+
+def cancelled_result(call):
+    """The result of a call the run did not start because it was cancelled: an error, since the
+    tool did not do its job, in words that say it did not run at all (unlike INTERRUPTED)."""
+    return {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],
+            "content": CANCELLED, "is_error": True}
+#@ end
+#@ block 15.1 gap
+#@ spec
+# Spec only. The tests import one name here: CancelToken.
+#
+# CancelToken()   a flag that one part of the program sets and a run reads
+#   .cancel()     sets it. Calling it again changes nothing; it never raises
+#   .cancelled    True once cancel() was called: a read-only property, never reset
+#@ code
+
+
+class CancelToken:
+    """A request to stop, from outside the run. Setting it does nothing by itself: the run looks
+    at it at its safe points, and leaves from the first one with its record valid. It is never
+    reset: a new run gets a new token, so an old cancel can never stop it."""
+
+    def __init__(self):
+        self._cancelled = False
+
+    def cancel(self):
+        self._cancelled = True
+
+    @property
+    def cancelled(self):
+        return self._cancelled
 #@ end
 #@ block 10.1 gap
 #@ spec
@@ -959,7 +1154,7 @@ class Harness:
                      Callable at any time, by anyone. A queued message is not history until the
                      loop asks for it, one message per ask. Queues outlive runs."""
 #@ end
-#@ block 11.2 given: the docstring's words on subscribe
+#@ block 11.2..15.1 given: the docstring's words on subscribe
 class Harness:
     """Owns the one transcript, and the settings that stay the same from run to run, and lets one
     run at a time write to it.
@@ -983,6 +1178,64 @@ class Harness:
                      changed and before the run's consumer is handed the event. Returns the
                      function that undoes it. A listener that raises ends the run: listeners are
                      trusted code, and a saver that cannot save must not be silent."""
+#@ end
+#@ block 15.1..15.2 given: the docstring's words on prompt
+class Harness:
+    """Owns the one transcript, and the settings that stay the same from run to run, and lets one
+    run at a time write to it.
+
+    Harness(model, system, tools, messages=(), max_turns=None) copies `messages` into a list of
+    its own.
+      .messages      a tuple, a snapshot of the transcript: nobody outside can append to it or
+                     pop from it. (The dicts inside are not copied.)
+      .is_running    True from the call of prompt() until that run is exhausted, closed or dies.
+      .prompt(text)  returns the run: run_agent's events, over the harness's own list, as an
+                     async generator (async for event in h.prompt(text)). While a run is going on
+                     it raises RuntimeError("already running; use steer() or follow_up()"), and
+                     it raises on the caller's line, so prompt is a plain def and the async
+                     generator is _run.
+      .steer(text), .follow_up(text)
+                     queue a user message: steer for the next gap between turns ("use spaces"),
+                     follow_up for when the run would otherwise end ("now run the tests").
+                     Callable at any time, by anyone. A queued message is not history until the
+                     loop asks for it, one message per ask. Queues outlive runs.
+      .subscribe(listener)
+                     listener(event) hears every event of every run, after the record has
+                     changed and before the run's consumer is handed the event. Returns the
+                     function that undoes it. A listener that raises ends the run: listeners are
+                     trusted code, and a saver that cannot save must not be silent."""
+#@ end
+#@ block 15.2 given: the docstring's words on cancel
+class Harness:
+    """Owns the one transcript, and the settings that stay the same from run to run, and lets one
+    run at a time write to it.
+
+    Harness(model, system, tools, messages=(), max_turns=None) copies `messages` into a list of
+    its own.
+      .messages      a tuple, a snapshot of the transcript: nobody outside can append to it or
+                     pop from it. (The dicts inside are not copied.)
+      .is_running    True from the call of prompt() until that run is exhausted, closed or dies.
+      .prompt(text)  returns the run: run_agent's events, over the harness's own list, as an
+                     async generator (async for event in h.prompt(text)). While a run is going on
+                     it raises RuntimeError("already running; use steer() or follow_up()"), and
+                     it raises on the caller's line, so prompt is a plain def and the async
+                     generator is _run.
+      .steer(text), .follow_up(text)
+                     queue a user message: steer for the next gap between turns ("use spaces"),
+                     follow_up for when the run would otherwise end ("now run the tests").
+                     Callable at any time, by anyone. A queued message is not history until the
+                     loop asks for it, one message per ask. Queues outlive runs.
+      .subscribe(listener)
+                     listener(event) hears every event of every run, after the record has
+                     changed and before the run's consumer is handed the event. Returns the
+                     function that undoes it. A listener that raises ends the run: listeners are
+                     trusted code, and a saver that cannot save must not be silent.
+      .cancel()      asks the run going on to stop at its next safe point. Callable at any time,
+                     by anyone; idle, it does nothing, and a second call changes nothing. Each
+                     run has a token of its own, so a cancel never reaches the next run.
+                     A run stopped from outside (by cancel(), or by cancelling the task that runs
+                     it) leaves every call it recorded with a result in the record, INTERRUPTED
+                     for those cut short, and the listeners hear each one as a message_end."""
 #@ end
 
 #@ block 8.1..9.1 gap
@@ -1119,7 +1372,7 @@ class Harness:
             run.close()
             self._running = False
 #@ end
-#@ block 11.2 gap
+#@ block 11.2..15.1 gap
 #@ spec
     # Below is lesson 9's Harness. About 12 new lines, in three places:
     #   - __init__: a list of listeners, empty to start with
@@ -1184,6 +1437,164 @@ class Harness:
         finally:  # exhausted, closed by the consumer, or dead
             run.close()
             self._running = False
+#@ end
+#@ block 15.1..15.2 given
+    def __init__(self, model, system, tools, messages=(), max_turns=None):
+        self._model, self._system, self._tools = model, system, list(tools)
+        self._messages, self._max_turns = list(messages), max_turns
+        self._running = False
+        self._steering, self._follow_ups = deque(), deque()
+        self._listeners = []
+
+    @property
+    def messages(self):
+        return tuple(self._messages)
+
+    @property
+    def is_running(self):
+        return self._running
+
+    def prompt(self, text):
+        if self._running:  # checked now, not at the first step of the run
+            raise RuntimeError("already running; use steer() or follow_up()")
+        self._running = True
+        return self._run(text)
+
+    def steer(self, text):
+        self._steering.append(user_message(text))
+
+    def follow_up(self, text):
+        self._follow_ups.append(user_message(text))
+
+    def subscribe(self, listener):
+        self._listeners.append(listener)
+
+        def unsubscribe():
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+        return unsubscribe
+
+    def _notify(self, event):
+        for listener in list(self._listeners):  # a copy: a listener may unsubscribe mid-walk
+            listener(event)
+
+    def _drain(self, queue):
+        """What the loop is handed when it asks: the oldest queued message, one at a time."""
+        return [queue.popleft()] if queue else []
+
+    async def _run(self, text):
+        run = run_agent(self._model, self._system, self._messages, self._tools, text,
+                        max_turns=self._max_turns,
+                        get_steering=lambda: self._drain(self._steering),
+                        get_follow_ups=lambda: self._drain(self._follow_ups))
+        try:
+            async for event in run:
+                self._notify(event)  # the listeners first: a consumer may never ask again
+                yield event
+        finally:  # exhausted, closed by the consumer, or dead
+            await run.aclose()
+            self._running = False
+#@ end
+#@ block 15.2 gap
+#@ spec
+    # Below is the Harness lesson 15.1 made async. It gets cancel():
+    #   - prompt(text) stays a plain def (its check raises on the caller's line); it makes the
+    #     run's own CancelToken, keeps it in self._token, and returns self._run(text, token)
+    #   - cancel(): cancel self._token if a run is going on; idle, do nothing
+    #   - _run hands run_agent signal=token
+    #   - an asyncio.CancelledError coming through _run (its task was cancelled) cancels the
+    #     token too, and goes on up: catch it, token.cancel(), raise
+    #   - its finally, however the run ended: await run.aclose(); then, if the token is
+    #     cancelled, the record's calls that have no result get one, INTERRUPTED
+    #     (self._close_calls(), appended at the end of the record), and each message appended
+    #     that way is announced to the listeners as a message_end (nobody may be left to
+    #     consume it); last, even if a listener raised, self._token = None and the running
+    #     flag is cleared
+#@ code
+    def __init__(self, model, system, tools, messages=(), max_turns=None):
+        self._model, self._system, self._tools = model, system, list(tools)
+        self._messages, self._max_turns = list(messages), max_turns
+        self._running = False
+        self._steering, self._follow_ups = deque(), deque()
+        self._listeners = []
+        self._token = None                   # the running run's CancelToken; None when idle
+
+    @property
+    def messages(self):
+        return tuple(self._messages)
+
+    @property
+    def is_running(self):
+        return self._running
+
+    def prompt(self, text):
+        if self._running:  # checked now, not at the first step of the run
+            raise RuntimeError("already running; use steer() or follow_up()")
+        self._running = True
+        self._token = CancelToken()          # this run's own: an old cancel cannot reach it
+        return self._run(text, self._token)
+
+    def cancel(self):
+        if self._token is not None:
+            self._token.cancel()
+
+    def steer(self, text):
+        self._steering.append(user_message(text))
+
+    def follow_up(self, text):
+        self._follow_ups.append(user_message(text))
+
+    def subscribe(self, listener):
+        self._listeners.append(listener)
+
+        def unsubscribe():
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+        return unsubscribe
+
+    def _notify(self, event):
+        for listener in list(self._listeners):  # a copy: a listener may unsubscribe mid-walk
+            listener(event)
+
+    def _drain(self, queue):
+        """What the loop is handed when it asks: the oldest queued message, one at a time."""
+        return [queue.popleft()] if queue else []
+
+    def _close_calls(self):
+        """Append INTERRUPTED for every recorded call that has no result; return what was added."""
+        answered = {m["tool_call_id"] for m in self._messages if m["role"] == "toolResult"}
+        added = []
+        for message in list(self._messages):
+            for call in tool_calls(message) if message["role"] == "assistant" else []:
+                if call["id"] not in answered:
+                    answered.add(call["id"])
+                    added.append({"role": "toolResult", "tool_call_id": call["id"],
+                                  "tool_name": call["name"], "content": INTERRUPTED,
+                                  "is_error": True})
+        self._messages.extend(added)
+        return added
+
+    async def _run(self, text, token):
+        run = run_agent(self._model, self._system, self._messages, self._tools, text,
+                        max_turns=self._max_turns, signal=token,
+                        get_steering=lambda: self._drain(self._steering),
+                        get_follow_ups=lambda: self._drain(self._follow_ups))
+        try:
+            async for event in run:
+                self._notify(event)  # the listeners first: a consumer may never ask again
+                yield event
+        except asyncio.CancelledError:   # the task that runs this was cancelled: stop, as asked
+            token.cancel()
+            raise
+        finally:  # exhausted, cancelled, closed by the consumer, its task cancelled, or dead
+            try:
+                await run.aclose()
+                if token.cancelled:      # stopped from outside: no call is left without a result
+                    for message in self._close_calls():   # nobody may be left to consume these
+                        self._notify({"type": "message_end", "message": message})
+            finally:                     # idle again, even if a listener raised
+                self._token = None
+                self._running = False
 #@ end
 #@ block 7.1 given
 
@@ -1764,7 +2175,7 @@ class Session:
             yield {"type": "compaction", "reason": "overflow"}
             yield from self._harness().prompt(None)   # once: a second refusal stays
 #@ end
-#@ block 13.2 gap
+#@ block 13.2..15.1 gap
 #@ spec
 # Below is lesson 12's code. is_overflow and compact stay as they are; Session changes in two
 # places, and the tests import it as before.
@@ -1837,6 +2248,69 @@ class Session:
                                                                   self.keep_recent):
             yield {"type": "compaction", "reason": "overflow"}
             yield from self._harness(system).prompt(None)   # the same instructions, once
+#@ end
+#@ block 15.1 given: Session, async
+
+
+def is_overflow(message):
+    """A refusal for length: a failed reply whose words say the request was too long. A failed
+    reply keeps only the provider's words (error_message), not its HTTP status or error code, and
+    each provider words it its own way, so the words are what this can check."""
+    words = (message.get("error_message") or "").lower()
+    return (message["role"] == "assistant" and message.get("stop_reason") == "error"
+            and any(marker in words for marker in OVERFLOW_WORDS))
+
+
+def compact(log, model, keep_recent=KEEP_RECENT):
+    """Summarise the old part of the log and append one entry saying so; True if it did. The
+    summary is asked for before anything is written, so a failure leaves the log as it was."""
+    rows = log.rows()
+    cut = find_cut([message for _, message in rows], keep_recent)
+    if cut == 0:
+        return False
+    summary = summarise(model, [message for _, message in rows[:cut]])
+    log.append_compaction(summary, [row_id for row_id, _ in rows[:cut]])
+    return True
+
+
+class Session:
+    """A harness over a log that meets the wall at most once a prompt, and reads today's
+    instructions at the start of each prompt. Holds its settings and nothing else: the transcript
+    is log.replay(), and the system prompt is built when a prompt starts and dropped when it
+    ends, so it is never stale and never in the log. Async from lesson 15: prompt is an async
+    generator, over the harness's."""
+
+    def __init__(self, model, system, tools, log, *, window, reserve=RESERVE,
+                 keep_recent=KEEP_RECENT, max_turns=None):
+        self.model, self.system, self.tools, self.log = model, system, list(tools), log
+        self.window, self.reserve, self.keep_recent = window, reserve, keep_recent
+        self.max_turns = max_turns
+
+    @property
+    def messages(self):
+        return self.log.replay()
+
+    def _harness(self, system):
+        """A harness on the log as it stands, saving to it, with this prompt's instructions."""
+        h = Harness(self.model, system, self.tools, messages=self.log.replay(),
+                    max_turns=self.max_turns)
+        h.subscribe(persist_to(self.log))
+        return h
+
+    async def prompt(self, text):
+        system = self.system() if callable(self.system) else self.system   # once a prompt
+        estimate = estimate_tokens([user_message(system)] + self.messages + [user_message(text)])
+        if estimate > self.window - self.reserve and compact(self.log, self.model,
+                                                             self.keep_recent):
+            yield {"type": "compaction", "reason": "threshold"}
+        h = self._harness(system)
+        async for event in h.prompt(text):
+            yield event
+        if h.messages and is_overflow(h.messages[-1]) and compact(self.log, self.model,
+                                                                  self.keep_recent):
+            yield {"type": "compaction", "reason": "overflow"}
+            async for event in self._harness(system).prompt(None):   # the same instructions, once
+                yield event
 #@ end
 #@ block 13.1 given
 

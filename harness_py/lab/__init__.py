@@ -59,6 +59,14 @@ A provider on a wire that is not there (lab/wire.py, the closing page):
     sse_events(text) -> list            {"event", "data"} of a whole SSE text
     ANTHROPIC_* and OPENAI_*            recorded exchanges, from each provider's documented format
 
+Async, on a simulated clock (lab/timers.py, lesson 15):
+    run(main) -> result                 asyncio.run for the book: the coroutine `main` to its end
+                                        on a loop whose clock moves only when every task waits
+    now() -> float                      the running loop's simulated clock, in seconds
+    SimulatedLoop    Deadlock           the loop; raised when all wait and no timer is set
+    steps(run)                          a run's events one by one to plain code, sync or async
+    resolve(value)                      value, or what it gives once awaited
+
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
 stop_at_first=False) -> CrashReport (lab/crashes.py).
@@ -77,6 +85,7 @@ from .messages import (CLIP, call, provider_error, reply, say, shape, show, text
 from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful, power_cut,
                     raises, tokens, usage)
 from .shell import Shell
+from .timers import Deadlock, SimulatedLoop, in_simulated_loop, now, resolve, run, steps
 from .stream import (ARGUMENT_PIECE, OVERLOADED, StreamingModel, chunks, drop, error_event, no_end,
                      pieces, sse)
 from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
@@ -99,6 +108,7 @@ __all__ = [
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
     "Clock", "skill",
+    "run", "now", "SimulatedLoop", "Deadlock", "steps", "resolve",
     "StreamingModel", "pieces", "drop", "no_end", "error_event", "OVERLOADED", "ARGUMENT_PIECE",
     "sse", "chunks",
     "Transport", "Sent", "answer", "refused", "timed_out", "sse_events", "NoAnswer",
@@ -113,10 +123,12 @@ def drive(run: Iterable | AsyncIterable) -> list | Awaitable[list]:
     """Consume a run to its end and return its events as a list: for a cell or a test that wants
     the run to happen and does not care to print anything on the way.
 
-    A run that is an async iterable (the harness of lesson 15 on) gives back a coroutine instead,
-    so the same words work there as `await lab.drive(run)`."""
-    if hasattr(run, "__aiter__"):
+    A run that is an async iterable (the harness of lesson 15 on) gives back a coroutine when
+    drive is called from code running on the book's loop (a cell that awaits, an async test), so
+    the same words work there as `await lab.drive(run)`; called from plain code, drive steps the
+    run to its end itself (steps) and returns the list, as for a plain run."""
+    if hasattr(run, "__aiter__") and in_simulated_loop():
         async def collect() -> list:
             return [event async for event in run]
         return collect()
-    return list(run)
+    return list(steps(run))

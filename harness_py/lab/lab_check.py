@@ -23,7 +23,9 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import importlib
 import importlib.util
+import inspect
 import io
 import linecache
 import re
@@ -78,7 +80,8 @@ def sentences(tests_path: str | Path) -> list[tuple[str, int, str]]:
         if not match:
             continue
         for item in node.body:
-            if isinstance(item, ast.FunctionDef) and item.name.startswith("test"):
+            if (isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and item.name.startswith("test")):
                 found.append((f"{node.name}.{item.name}", int(match.group(1)),
                               _sentence(ast.get_docstring(item), item.name)))
     return found
@@ -452,6 +455,18 @@ def _methods(cls: type) -> list[str]:
             if name.startswith("test") and callable(value)]
 
 
+def _test(cls: type, method: str) -> unittest.TestCase:
+    """One test, ready to run. A test written `async def` (lesson 15 on) runs on the book's
+    simulated-clock loop, lab.run: the same loop in CPython and in the page, where unittest's
+    IsolatedAsyncioTestCase cannot wait for a coroutine."""
+    test = cls(method)
+    if inspect.iscoroutinefunction(getattr(cls, method)):
+        timers = importlib.import_module("lab.timers")   # the tests' own fresh lab
+        coroutine_function = getattr(test, method)
+        setattr(test, method, lambda: timers.run(coroutine_function()))
+    return test
+
+
 def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None, *,
         timeout: float | None = None, name: str = "harness.py",
         report: Callable[[dict], None] | None = None) -> list[dict]:
@@ -534,7 +549,7 @@ def run(harness_path: str | Path, tests_path: str | Path, lab: int | None = None
             continue
         cls = classes[class_name][1]
         collect = _Collect(reader, printed)
-        suite = unittest.TestSuite([cls(method)])
+        suite = unittest.TestSuite([_test(cls, method)])
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             try:
                 with _time_limit(timeout):

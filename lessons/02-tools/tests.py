@@ -51,7 +51,8 @@ class _Reader(unittest.TestCase):
     def call(self, function, *args):
         """function(*args), with anything it raises turned into a failure that says what."""
         try:
-            return getattr(harness, function)(*args)
+            # lab.resolve: from lesson 15 run_tool is async def, and its result is awaited
+            return lab.resolve(getattr(harness, function)(*args))
         except Exception as error:  # the reader's code: report it, do not crash the runner
             extra = ""
             if isinstance(error, TypeError) and "execute()" in str(error):

@@ -59,7 +59,8 @@ class Lab1(unittest.TestCase):
         system = harness.SYSTEM if system is None else system
         try:
             returned = harness.run_agent(model, system, messages, tools, prompt)
-            if hasattr(returned, "__next__"):          # a generator of events (lesson 7 on)
+            if hasattr(returned, "__next__") or hasattr(returned, "__aiter__"):
+                # a generator of events (lesson 7 on; async from lesson 15)
                 events = lab.drive(returned)
                 ends = [e for e in events if isinstance(e, dict) and e.get("type") == "agent_end"]
                 returned = ends[-1].get("messages") if ends else None

@@ -69,7 +69,7 @@ class _LabCase(unittest.TestCase):
         """run_tool's result for `call`; a FAIL if it raises or gives back anything but one
         toolResult dict."""
         run_tool = self.function("run_tool")
-        how, value = self.outcome(lambda: run_tool(tools, call))
+        how, value = self.outcome(lambda: lab.resolve(run_tool(tools, call)))
         if how == "raised":
             self.fail(f"{when}, run_tool raised {_error(value)}. It must return a toolResult "
                       "with is_error True instead: run_tool never raises an Exception.")
@@ -194,7 +194,8 @@ class Lab1(_LabCase):
         for error in (KeyboardInterrupt(), lab.PowerCut("the power went out")):
             name = type(error).__name__
             try:
-                got = run_tool([_tool("slow", _raising(error))], lab.call("slow", {}, id="c4"))
+                got = lab.resolve(run_tool([_tool("slow", _raising(error))],
+                                           lab.call("slow", {}, id="c4")))
             except type(error):
                 continue
             except Exception as exc:        # noqa: BLE001 - the test reports it

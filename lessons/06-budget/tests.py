@@ -67,7 +67,7 @@ def _first_difference(got, want):
 
 def _result(tool, arguments):
     """The toolResult of one call of `tool`, run as the loop runs it."""
-    return harness.run_tool([tool], lab.call(tool["name"], arguments, id="c1"))
+    return lab.resolve(harness.run_tool([tool], lab.call(tool["name"], arguments, id="c1")))
 
 
 class _Case(unittest.TestCase):

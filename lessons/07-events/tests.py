@@ -42,7 +42,8 @@ def _one_call_run(messages=None, runs=None):
     messages = [] if messages is None else messages
     runs = [] if runs is None else runs
     run = harness.run_agent(model, harness.SYSTEM, messages, [_echo(runs)], "Ping it.")
-    return run, messages, model, call
+    # lab.steps: the run as it is, or, from lesson 15 on (async), stepped one event per next()
+    return lab.steps(run), messages, model, call
 
 
 def _first_difference(got, want):
@@ -61,7 +62,7 @@ class Lab1(unittest.TestCase):
     def _drive(self, run, what="the run"):
         """Every event of `run`, or a plain FAIL naming the exception."""
         try:
-            return list(run)
+            return lab.drive(run)
         except AssertionError:
             raise
         except Exception as error:  # the reader's code: say what happened, do not crash
@@ -86,8 +87,8 @@ class Lab1(unittest.TestCase):
         """(events, messages) of a whole run of "Go.", or a plain FAIL naming the exception."""
         messages = []
         try:
-            events = list(harness.run_agent(model, harness.SYSTEM, messages, tools, "Go.",
-                                            **options))
+            events = lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, "Go.",
+                                                 **options))
         except lab.ScriptExhausted:
             self.fail(f"{what}, the model was called {len(model.calls)} times, more than it "
                       f"should have been; the transcript by then: {lab.shape(messages)}")
@@ -97,9 +98,13 @@ class Lab1(unittest.TestCase):
 
     def test_a_generator(self):
         """run_agent is a generator: calling it calls no model and appends nothing, and the first event it yields is agent_start."""
-        run, messages, model, _ = _one_call_run()
-        self.assertTrue(inspect.isgenerator(run), "run_agent should be a generator function: it "
+        messages, model = [], lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")),
+                                                 lab.say("It said pong.")])
+        run = harness.run_agent(model, harness.SYSTEM, messages, [_echo([])], "Ping it.")
+        self.assertTrue(inspect.isgenerator(run) or inspect.isasyncgen(run),
+                        "run_agent should be a generator function: it "
                         f"yields its events (it returned a {type(run).__name__})")
+        run = lab.steps(run)
         self.assertEqual((len(model.calls), len(messages)), (0, 0),
                          f"calling run_agent already made {len(model.calls)} model call(s) and "
                          f"appended {len(messages)} message(s): nothing should happen until the "
@@ -143,7 +148,8 @@ class Lab1(unittest.TestCase):
         model = lab.ScriptedModel([lab.reply(c1, c2), lab.say("Both said pong.")])
         runs, order = [], []
         try:
-            for event in harness.run_agent(model, harness.SYSTEM, [], [_echo(runs)], "Go."):
+            for event in lab.steps(harness.run_agent(model, harness.SYSTEM, [], [_echo(runs)],
+                                                     "Go.")):
                 kind, message = event["type"], event.get("message") or {}
                 if kind.startswith("tool_execution"):
                     order.append(f"{kind[15:]}({event['call']['id']}) after {len(runs)} run(s)")
@@ -276,7 +282,7 @@ class Lab1(unittest.TestCase):
         """After a run that failed, finish() prints "Error: 503 overloaded" and returns False; with no assistant message at all it prints nothing and returns False."""
         model = lab.ScriptedModel([lab.provider_error("503 overloaded")])
         frontend, _ = self._call(harness.FinalTextRenderer)
-        run = harness.run_agent(model, harness.SYSTEM, [], [], "Hi")
+        run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [], "Hi"))
         self._call(lambda: [frontend.render(event) for event in run])
         ok, printed = self._call(frontend.finish)
         self.assertEqual((printed, ok), ("Error: 503 overloaded\n", False),
@@ -354,7 +360,7 @@ class Lab1(unittest.TestCase):
         model = lab.ScriptedModel([lab.raises(ConnectionError("connection reset"))])
         messages = []
         try:
-            list(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."))
+            lab.drive(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."))
         except ConnectionError:
             pass
         except Exception as error:

@@ -57,7 +57,7 @@ class Lab1(unittest.TestCase):
         Whatever the code under test raises becomes a failure that says what happened."""
         events = []
         try:
-            for event in start():
+            for event in lab.steps(start()):     # lab.steps: the run is async from lesson 15
                 events.append(event)
                 if on_event:
                     on_event(event)
@@ -327,7 +327,7 @@ class Lab1(unittest.TestCase):
         messages = []
         model = lab.ScriptedModel([lab.raises(ConnectionError("connection reset"))])
         try:
-            list(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."))
+            lab.drive(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."))
         except ConnectionError:
             pass
         except Exception as error:

@@ -51,7 +51,7 @@ def _job(ws, steps=None):
 
 def _consume(run):
     """The plainest consumer: pull every event, show nothing, save nothing."""
-    return [event for event in run]
+    return [event for event in lab.steps(run)]    # lab.steps: the run is async from lesson 15
 
 
 def _line(n):
@@ -454,7 +454,7 @@ class Lab2(_LabCase):
                     lab.drive(h.prompt(JOB))
                 else:
                     frontend = getattr(harness, way)()
-                    for event in h.prompt(JOB):
+                    for event in lab.steps(h.prompt(JOB)):
                         frontend.render(event)
                     frontend.finish()
             self.assertEqual(log.replay(), list(h.messages),
@@ -473,7 +473,7 @@ class Lab2(_LabCase):
         h, _, _ = _job(lab.Workspace())
         heard = []
         h.subscribe(heard.append)
-        for k, event in enumerate(h.prompt(JOB), 1):
+        for k, event in enumerate(lab.steps(h.prompt(JOB)), 1):
             if len(heard) != k or heard[-1] is not event:
                 self.fail(f"when the consumer was handed event {k} ({event['type']}), the "
                           f"listener had heard {len(heard)} events"
@@ -499,7 +499,7 @@ class Lab2(_LabCase):
                     late.append(len(heard))
 
             h.subscribe(listener)
-            run = h.prompt(JOB)
+            run = lab.steps(h.prompt(JOB))
             taken = [next(run) for _ in range(k)]
             run.close()
             self.assertTrue(len(heard) == k and all(a is b for a, b in zip(heard, taken)),
@@ -523,7 +523,7 @@ class Lab2(_LabCase):
             ws = lab.Workspace()
             h, log, _ = _job(ws)
             h.subscribe(harness.persist_to(log))
-            run = h.prompt(JOB)
+            run = lab.steps(h.prompt(JOB))
             last = [next(run) for _ in range(k)][-1]
             run.close()
             self.assertEqual(log.replay(), list(h.messages),
@@ -669,7 +669,7 @@ class Lab2(_LabCase):
         h = harness.Harness(model, harness.SYSTEM, [])
         log = harness.SessionLog(lab.Workspace(), LOG)
         h.subscribe(harness.persist_to(log))
-        run = h.prompt("One.")
+        run = lab.steps(h.prompt("One."))
         next(run)
         h.follow_up("Two.")
         _consume(run)

@@ -100,7 +100,7 @@ def _drain(run):
     """Every event of a run, or the exception that ended it, as (events, error)."""
     events = []
     try:
-        for event in run:
+        for event in lab.steps(run):     # lab.steps: the run is async from lesson 15
             events.append(event)
     except Exception as error:   # the test says what it was
         return events, error

@@ -108,8 +108,9 @@ class _LabCase(unittest.TestCase):
         messages = [] if messages is None else messages
         tools = [_read_tool()] if tools is None else tools
         try:
-            events = list(harness.run_agent(model, harness.SYSTEM, messages, tools, prompt,
-                                            **options))
+            # lab.drive: the run as it is, or from lesson 15 on (async) stepped to its end
+            events = lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, prompt,
+                                                 **options))
         except lab.ScriptExhausted:
             self.fail(f"the model was asked {len(model.calls)} times, more than its script "
                       f"allows; the record by then: {lab.shape(messages)}")
@@ -357,7 +358,8 @@ class Lab1(_LabCase):
         """While a reply streams the record does not grow; it is appended once, whole, and only then is its message_end yielded, holding that very message."""
         model = lab.StreamingModel([lab.forever(_asker)])
         messages = []
-        run = harness.run_agent(model, harness.SYSTEM, messages, [_read_tool()], "Which port?")
+        run = lab.steps(harness.run_agent(model, harness.SYSTEM, messages, [_read_tool()],
+                                          "Which port?"))   # lab.steps: async from lesson 15
         length, last = None, None
         try:
             for event in run:

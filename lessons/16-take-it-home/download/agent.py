@@ -16,6 +16,8 @@ Ctrl-C or a kill leaves a log that --resume replays. Standard library only.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import datetime
 import json
 import os
 import subprocess
@@ -26,9 +28,8 @@ import harness
 
 LOG = ".agent/session.jsonl"        # inside the folder, and out of the tools' reach
 WINDOW = 150_000                    # tokens the model reads, for the Session's compaction
-SYSTEM = ("You are a coding agent working in one folder of the user's machine. Use the tools to "
-          "read files, write files and run commands there. Paths are relative to that folder. "
-          "Work step by step, check your work by running it, and say briefly what you did.")
+RULES = ("Paths are relative to the working folder; you cannot leave it.",
+         "Check your work by running it, and say briefly what you did.")
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
 
 
@@ -128,27 +129,55 @@ def make_model(args, environ=os.environ):
     return harness.OpenAIModel(model, **options)
 
 
-def show(event, out=sys.stdout):
-    """A plain frontend: what the model says, each call it makes and the first line of its
-    result, as they are recorded."""
-    if event["type"] == "compaction":
-        print(f"[compacted the session: {event['reason']}]", file=out, flush=True)
-    if event["type"] != "message_end":
-        return
-    message = event["message"]
-    if message["role"] == "assistant":
-        if message.get("stop_reason") == "error":
-            print(f"[failed: {message.get('error_message')}]", file=out, flush=True)
-        text = harness.text_of(message)
-        if text:
-            print(text, file=out, flush=True)
-        for call in harness.tool_calls(message):
-            print(f"-> {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)[:200]}",
-                  file=out, flush=True)
-    elif message["role"] == "toolResult":
-        first = (message["content"].splitlines() or [""])[0][:200]
-        mark = " [error]" if message["is_error"] else ""
-        print(f"   {first}{mark}", file=out, flush=True)
+class Today:
+    """The machine's clock, for lesson 13's build_system_prompt: today's date, asked each time."""
+
+    def today(self):
+        return datetime.date.today()
+
+
+class Show:
+    """A plain frontend: the model's words as they arrive (lesson 14), each call it makes and the
+    first line of its result. A streamed text is printed once, piece by piece."""
+
+    def __init__(self, out=sys.stdout):
+        self.out, self.open = out, False
+
+    def __call__(self, event):
+        out = self.out
+        if event["type"] == "compaction":
+            print(f"[compacted the session: {event['reason']}]", file=out, flush=True)
+        if event["type"] == "message_update" and event["piece"]["type"] == "text":
+            print(event["piece"]["text"], end="", file=out, flush=True)
+            self.open = True
+        if event["type"] == "message_end":
+            self.end(event["message"])
+
+    def end(self, message):
+        out = self.out
+        if message["role"] == "assistant":
+            if self.open:
+                print(file=out, flush=True)
+                self.open = False
+            elif harness.text_of(message):
+                print(harness.text_of(message), file=out, flush=True)
+            if message.get("stop_reason") == "error":
+                print(f"[failed: {message.get('error_message')}]", file=out, flush=True)
+            for call in harness.tool_calls(message):
+                print(f"-> {call['name']} "
+                      f"{json.dumps(call['arguments'], ensure_ascii=False)[:200]}",
+                      file=out, flush=True)
+        elif message["role"] == "toolResult":
+            first = (message["content"].splitlines() or [""])[0][:200]
+            mark = " [error]" if message["is_error"] else ""
+            print(f"   {first}{mark}", file=out, flush=True)
+
+
+async def consume(run, show):
+    """Your harness's run to its end (async from lesson 15). A Ctrl-C cancels this task: the
+    harness's finally gives each cut call its result and tells the saver, so the log stays whole."""
+    async for event in run:
+        show(event)
 
 
 def parse(argv):
@@ -186,19 +215,20 @@ def main(argv=None):
     tools = harness.ask_first(tools, asker(args.yes),
                               allow=tuple(a for a in args.allow.split(",") if a))
     model = make_model(args)
+    system = lambda: harness.build_system_prompt(tools, folder, ".", Today(),  # noqa: E731
+                                                 guidelines=RULES)
     print(f"[{model!r}, folder {root}, log {LOG}]", file=sys.stderr)
     try:
         if args.prompt:
-            session = harness.Session(model, SYSTEM, tools, log, window=args.window,
+            session = harness.Session(model, system, tools, log, window=args.window,
                                       max_turns=args.max_turns)
             run = session.prompt(args.prompt)
         else:                         # the record as it stands, sent again: no new message
-            h = harness.Harness(model, SYSTEM, tools, messages=log.replay(),
+            h = harness.Harness(model, system(), tools, messages=log.replay(),
                                 max_turns=args.max_turns)
             h.subscribe(harness.persist_to(log))
             run = h.prompt(None)
-        for event in run:
-            show(event)
+        asyncio.run(consume(run, Show()))
     except KeyboardInterrupt:
         print(f"\n[stopped: the session is in {root / LOG}; python agent.py --resume carries "
               "on]", file=sys.stderr)

@@ -1,0 +1,504 @@
+"""Lesson 15's lab tests: stopping a run from outside.
+
+Lab1 checks CancelToken, the async run_tool and the safe points of the async run_agent (point
+15.1). Lab2 checks Harness.cancel and what a stopped run leaves: a record with every call
+answered, listeners that heard it, and a harness ready for the next prompt (point 15.2). Each
+test's docstring is its checklist line on the page, word for word. The async tests run on the
+book's simulated clock (lab.run): "two seconds" there cost nothing, and every run is the same.
+
+    python lab/lab_check.py --harness harness.py --lesson 15 tests.py [--lab 1|2]
+"""
+import asyncio
+import inspect
+import unittest
+
+import harness
+import lab
+
+LESSON = 15
+LOG = "session.jsonl"
+EMPTY = {"type": "object", "properties": {}}
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+def _tool(name, runs, answer="ok"):
+    """A plain tool that notes each run in `runs`."""
+    def execute(arguments):
+        runs.append(name)
+        return answer
+    return {"name": name, "description": name, "parameters": EMPTY, "execute": execute}
+
+
+def _slow(name, runs, steps=10, every=0.5):
+    """An async tool of `steps` steps of `every` simulated seconds. It looks at the token before
+    each step (Tau's bash looks every 50 ms) and stops early when asked. `runs` gets (name,
+    steps done, the token it was handed)."""
+    async def execute(arguments, signal):
+        for done in range(steps):
+            if signal is not None and signal.cancelled:
+                runs.append((name, done, signal))
+                return f"stopped after {done} of {steps} steps"
+            await asyncio.sleep(every)
+        runs.append((name, steps, signal))
+        return f"all {steps} steps done"
+    return {"name": name, "description": name, "parameters": EMPTY, "execute": execute}
+
+
+def _blocking(name, started):
+    """An async tool that sets `started` and then waits for ever: only a cancel ends it."""
+    async def execute(arguments, signal):
+        started.set()
+        await asyncio.Event().wait()
+    return {"name": name, "description": name, "parameters": EMPTY, "execute": execute}
+
+
+def _two_calls(first="a", second="b"):
+    return lab.reply(lab.call(first, {}, id="c1"), lab.call(second, {}, id="c2"))
+
+
+def _types(events):
+    return [e["type"] for e in events]
+
+
+def _view_problems(messages):
+    return lab.validate(harness.context_for_model(list(messages)))
+
+
+def _token(test):
+    try:
+        return harness.CancelToken()
+    except Exception as error:          # the reader's code: say what happened
+        test.fail(f"CancelToken() raised {type(error).__name__}: {error}")
+
+
+class _Case(unittest.TestCase):
+    longMessage = False
+
+    async def run_all(self, run, when, on_event=None):
+        """Every event of an async run, handing each to on_event; a plain FAIL on an error."""
+        if not hasattr(run, "__aiter__"):
+            self.fail(f"{when}, the run is a {type(run).__name__}, not an async generator: from "
+                      "lesson 15 it is written async def, with yield inside, and consumed with "
+                      "async for.")
+        events = []
+        try:
+            async for event in run:
+                events.append(event)
+                if on_event is not None:
+                    await on_event(event)
+        except AssertionError:
+            raise
+        except asyncio.CancelledError:
+            self.fail(f"{when}, CancelledError came out of the run, though nobody cancelled a "
+                      "task: a cancel ends the run at a safe point, with its calls answered and "
+                      "its events balanced; it does not raise out of it.")
+        except lab.ScriptExhausted as error:
+            self.fail(f"{when}, the model was called once too often ({error}): the run did not "
+                      "stop where it was asked to.")
+        except Exception as error:
+            self.fail(f"{when}, the run raised {type(error).__name__}: {error}")
+        return events
+
+    def agent(self, model, messages, tools, token, **options):
+        return harness.run_agent(model, harness.SYSTEM, messages, tools, "Go.", signal=token,
+                                 **options)
+
+
+# ---------------------------------------------------------------------------------------- lab 1
+
+class Lab1(_Case):
+
+    def test_token(self):
+        """CancelToken() starts not cancelled; cancel() sets it, a second cancel() changes nothing and raises nothing, and cancelled is a read-only property that is never reset."""
+        token = _token(self)
+        self.assertIs(getattr(token, "cancelled", None), False,
+                      f"a new token's cancelled is {getattr(token, 'cancelled', None)!r}; "
+                      "expected False")
+        for n in (1, 2):
+            try:
+                token.cancel()
+            except Exception as error:
+                self.fail(f"cancel() number {n} raised {type(error).__name__}: {error}; "
+                          "cancelling twice is cancelling once")
+            self.assertIs(token.cancelled, True,
+                          f"after {n} cancel(), cancelled is {token.cancelled!r}; expected True")
+        try:
+            token.cancelled = False
+        except AttributeError:
+            pass
+        else:
+            self.fail("token.cancelled = False was taken: anyone could un-cancel a run. Make "
+                      "cancelled a read-only @property over self._cancelled.")
+        self.assertIs(token.cancelled, True, "the token was reset; a token is never reset")
+
+    async def test_run_tool_async(self):
+        """run_tool is async def: a plain tool runs as in lesson 4, an async tool is awaited and handed the run's token as its second argument, and a tool that raises still gives a result marked is_error."""
+        self.assertTrue(inspect.iscoroutinefunction(harness.run_tool),
+                        "run_tool should be async def: an async tool must be awaited inside it")
+        runs, token = [], _token(self)
+        plain = await harness.run_tool([_tool("a", runs, "A!")], lab.call("a", {}, id="c1"), token)
+        self.assertEqual((plain["content"], plain["is_error"], runs), ("A!", False, ["a"]),
+                         f"a plain tool gave {plain!r}, runs {runs}; expected content 'A!', "
+                         "is_error False, one run")
+        slow = await harness.run_tool([_slow("s", runs, steps=2)], lab.call("s", {}, id="c2"),
+                                      token)
+        self.assertEqual((slow["tool_call_id"], slow["content"], slow["is_error"]),
+                         ("c2", "all 2 steps done", False),
+                         f"an async tool gave {slow!r}; expected its returned text, awaited")
+        self.assertIs(runs[-1][2], token, "the async tool was not handed the token run_tool "
+                      "got: call it as execute(arguments, signal)")
+        self.assertEqual(lab.now(), 1.0, f"two steps of 0.5 s took {lab.now()} s of the clock")
+
+        async def broken(arguments, signal):
+            await asyncio.sleep(0)
+            raise ValueError("disk full")
+        tools = [{"name": "w", "description": "w", "parameters": EMPTY, "execute": broken}]
+        try:
+            failed = await harness.run_tool(tools, lab.call("w", {}, id="c3"), token)
+        except Exception as error:
+            self.fail(f"an async tool that raised ValueError made run_tool raise "
+                      f"{type(error).__name__}; expected a result marked is_error")
+        self.assertEqual((failed["content"], failed["is_error"]), ("disk full", True),
+                         f"an async tool that raised gave {failed!r}")
+
+    async def test_cancelled_error_goes_up(self):
+        """CancelledError is not a tool failure: cancelling the task while an async tool runs makes run_tool end cancelled, with no result."""
+        started = asyncio.Event()
+        task = asyncio.create_task(harness.run_tool([_blocking("wait", started)],
+                                                    lab.call("wait", {}, id="c1"), None))
+        await started.wait()
+        task.cancel()
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            return
+        self.fail(f"the task was cancelled while the tool ran, and run_tool returned {result!r}: "
+                  "it caught the CancelledError. Catch Exception only; CancelledError is a "
+                  "BaseException and must go up to whoever cancelled.")
+
+    async def test_cancelled_before_the_model(self):
+        """A token cancelled before the run: the prompt is recorded, the model is never called, the reply is a failed one, error_message(CANCELLED_REPLY), and the events are balanced: agent_start, turn_start, message_end, message_end, turn_end, agent_end."""
+        model, messages, token = lab.ScriptedModel([lab.say("Hi.")]), [], _token(self)
+        token.cancel()
+        events = await self.run_all(self.agent(model, messages, [], token), "With a cancelled token")
+        self.assertEqual(len(model.calls), 0, f"the model was called {len(model.calls)} time(s) "
+                         "after the run was cancelled; the check comes before each model call")
+        want = ["agent_start", "turn_start", "message_end", "message_end", "turn_end", "agent_end"]
+        self.assertEqual(_types(events), want, f"the events were {_types(events)}; expected {want}")
+        self.assertEqual(lab.shape(messages), "U A!",
+                         f"the record is {lab.shape(messages)}; expected U A!")
+        self.assertEqual(messages[-1], harness.error_message(harness.CANCELLED_REPLY),
+                         f"the reply is {messages[-1]!r}; expected "
+                         "error_message(CANCELLED_REPLY)")
+
+    async def test_cancel_between_pieces(self):
+        """A cancel between two pieces of a streamed reply (set by another task that wakes at each piece): the stream is read no further, the reply keeps the words that arrived, failed with CANCELLED_REPLY, and no tool of it runs."""
+        runs, messages, token, seen = [], [], _token(self), []
+        reply = lab.reply("Reading the config first, then the port.", lab.call("a", {}, id="c1"))
+        model = lab.StreamingModel([reply, lab.say("Done.")])
+        updates = asyncio.Event()
+
+        async def on_event(event):
+            if event["type"] == "message_update":
+                seen.append(event["piece"])
+                updates.set()
+
+        async def watcher():                 # another part of the program: Esc on piece three
+            while len(seen) < 3:
+                updates.clear()
+                await updates.wait()
+            token.cancel()
+        watching = asyncio.create_task(watcher())
+        await self.run_all(self.agent(model, messages, [_tool("a", runs)], token), "Cancelled "
+                           "mid-stream", on_event)
+        watching.cancel()
+        words = "".join(piece.get("text", "") for piece in seen[:3])
+        self.assertEqual(len(seen), 3, f"{len(seen)} pieces were shown; expected 3: between two "
+                         "pieces, await (so other tasks run) and then look at the token")
+        self.assertEqual(runs, [], f"tools run: {runs}; a cancelled reply's calls never run")
+        first = next((m for m in messages if m["role"] == "assistant"), None)
+        self.assertEqual(
+            (first and harness.text_of(first), first and first.get("stop_reason"),
+             first and first.get("error_message")),
+            (words, "error", harness.CANCELLED_REPLY),
+            f"the reply recorded is {first!r}; expected the words shown, {words!r}, in a "
+            "failed reply with error_message CANCELLED_REPLY")
+        self.assertEqual(len(model.calls), 1, f"the model was asked {len(model.calls)} times")
+
+    async def test_cancel_between_tools(self):
+        """A cancel that lands after the first of two calls: the second never runs and gets cancelled_result, is_error; the model is not called again; the record is U A[c1,c2] R(c1) R(c2) A!, and the view of it is valid."""
+        runs, messages, token = [], [], _token(self)
+        model = lab.ScriptedModel([_two_calls(), lab.say("Both done.")])
+        tools = [_tool("a", runs), _tool("b", runs)]
+
+        async def on_event(event):
+            if event["type"] == "tool_execution_end":
+                token.cancel()
+        await self.run_all(self.agent(model, messages, tools, token), "Cancelled after c1",
+                           on_event)
+        self.assertEqual(runs, ["a"], f"the tools that ran: {runs}; expected only a: the check "
+                         "comes before each tool, not only between turns")
+        self.assertEqual(len(model.calls), 1, f"the model was called {len(model.calls)} times; "
+                         "expected once: a cancelled run asks it nothing more")
+        self.assertEqual(lab.shape(messages), "U A[c1,c2] R(c1) R(c2) A!",
+                         f"the record is {lab.shape(messages)}; expected U A[c1,c2] R(c1) R(c2) A!")
+        self.assertEqual(messages[3], harness.cancelled_result(_two_calls()["content"][1]),
+                         f"c2's result is {messages[3]!r}; expected cancelled_result(call)")
+        self.assertEqual(_view_problems(messages), [], "the view of the record is refused: "
+                         f"{_view_problems(messages)}")
+
+    async def test_cancel_inside_a_long_tool(self):
+        """A cancel from another task at 2.2 s, while an async tool of ten 0.5 s steps runs: the tool sees it at its next look (2.5 s) and stops, the next call is cancelled without running, and the run ends at 2.5 s."""
+        runs, messages, token = [], [], _token(self)
+        model = lab.ScriptedModel([_two_calls("s", "t"), lab.say("Done.")])
+        asyncio.get_running_loop().call_later(2.2, token.cancel)
+        await self.run_all(self.agent(model, messages, [_slow("s", runs), _slow("t", runs)],
+                                      token), "Cancelled at 2.2 s")
+        steps = [(name, done) for name, done, _ in runs]
+        self.assertEqual(steps, [("s", 5)], f"the tools ran as {steps} (name, steps done); "
+                         "expected s stopped after 5 steps, and t never started: hand the "
+                         "token to the async tool, and check it before each tool")
+        self.assertEqual(lab.now(), 2.5, f"the run ended at {lab.now()} s; expected 2.5 s")
+        self.assertEqual(lab.shape(messages), "U A[c1,c2] R(c1) R(c2) A!",
+                         f"the record is {lab.shape(messages)}")
+
+    async def test_queues_stay_queued(self):
+        """Once the run is cancelled, nobody is asked for steering or follow-ups: a cancel at the first turn_end leaves both functions uncalled after it."""
+        asked, token = [], _token(self)
+        model = lab.ScriptedModel([lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")])
+
+        def steering():
+            asked.append("steering")
+            return []
+
+        def follow_ups():
+            asked.append("follow-ups")
+            return [lab.user("And then?")]
+
+        async def on_event(event):
+            if event["type"] == "turn_end" and "cancel" not in asked:
+                token.cancel()
+                asked.append("cancel")
+        messages = []
+        await self.run_all(self.agent(model, messages, [_tool("a", [])], token,
+                                      get_steering=steering, get_follow_ups=follow_ups),
+                           "Cancelled at turn_end", on_event)
+        after = asked[asked.index("cancel") + 1:] if "cancel" in asked else asked
+        self.assertEqual(after, [], f"after the cancel the run asked for {after}: what the user "
+                         "queued is lost to a run that will not answer it. Ask nobody once "
+                         "cancelled.")
+        self.assertNotIn("And then?", [m.get("content") for m in messages],
+                         "a follow-up was taken into a cancelled run")
+
+    async def test_task_cancel_goes_through_the_run(self):
+        """Cancelling the task that consumes a run while a tool runs ends it with CancelledError, the model is not called again, and the call is left for the harness to answer."""
+        started, messages = asyncio.Event(), []
+        model = lab.ScriptedModel([lab.reply(lab.call("wait", {}, id="c1")), lab.say("Done.")])
+
+        async def consume():
+            async for _ in self.agent(model, messages, [_blocking("wait", started)], None):
+                pass
+        task = asyncio.create_task(consume())
+        await started.wait()
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        else:
+            self.fail("the task was cancelled mid-tool and still ended normally: something "
+                      "caught the CancelledError")
+        self.assertEqual(len(model.calls), 1, f"the model was called {len(model.calls)} times")
+        self.assertEqual(lab.shape(messages), "U A[c1]", f"the record is "
+                         f"{lab.shape(messages)}; expected U A[c1]: run_agent records no "
+                         "result for a call whose task was cancelled")
+
+
+# ---------------------------------------------------------------------------------------- lab 2
+
+class Lab2(_Case):
+
+    def harness_for(self, steps, tools, messages=()):
+        try:
+            return harness.Harness(lab.ScriptedModel(steps, check=True), harness.SYSTEM, tools,
+                                   messages=messages)
+        except Exception as error:
+            self.fail(f"Harness(...) raised {type(error).__name__}: {error}")
+
+    def cancel(self, h, when):
+        if not hasattr(h, "cancel"):
+            self.fail("Harness has no attribute cancel: add cancel(self)")
+        try:
+            h.cancel()
+        except Exception as error:
+            self.fail(f"{when}, h.cancel() raised {type(error).__name__}: {error}")
+
+    async def test_cancel_when_idle(self):
+        """cancel() on an idle harness does nothing: twice before any run, and after a run, it raises nothing, and the next prompt runs to its answer."""
+        h = self.harness_for([lab.say("One."), lab.say("Two.")], [])
+        self.cancel(h, "Before any run")
+        self.cancel(h, "A second time, before any run")
+        await self.run_all(h.prompt("Hi"), "After a cancel while idle")
+        self.cancel(h, "After a run")
+        await self.run_all(h.prompt("Again"), "After a second cancel while idle")
+        self.assertEqual(lab.shape(h.messages), "U A U A",
+                         f"h.messages is {lab.shape(h.messages)}; expected U A U A: a cancel "
+                         "while idle stops nothing, not even the next run")
+
+    async def test_cancel_stops_this_run_only(self):
+        """h.cancel() during a run (twice, at the first tool_execution_end) stops it at its next safe point; after it is_running is False, and the next prompt runs in full: each run has a token of its own."""
+        runs = []
+        h = self.harness_for([_two_calls(), lab.say("Fresh start.")],
+                             [_tool("a", runs), _tool("b", runs)])
+
+        async def on_event(event):
+            if event["type"] == "tool_execution_end":
+                self.cancel(h, "During the run")
+                self.cancel(h, "A second time, during the run")
+        await self.run_all(h.prompt("Go."), "A cancelled run", on_event)
+        self.assertEqual(runs, ["a"], f"tools run: {runs}; expected only a")
+        self.assertIs(h.is_running, False, "after the cancelled run, is_running is still True")
+        await self.run_all(h.prompt("Try again."), "The run after a cancelled one")
+        self.assertEqual(lab.shape(h.messages), "U A[c1,c2] R(c1) R(c2) A! U A",
+                         f"h.messages is {lab.shape(h.messages)}; expected U A[c1,c2] R(c1) "
+                         "R(c2) A! U A. If the next run stopped at once, the old token is "
+                         "still set: make a new CancelToken in every prompt().")
+
+    async def _escape(self, h, started, cancel_harness=True):
+        """Tau's Esc: h.cancel() and the consuming task cancelled, while a tool blocks."""
+        async def consume():
+            async for _ in h.prompt("Go."):
+                pass
+        task = asyncio.create_task(consume())
+        await started.wait()
+        if cancel_harness:
+            self.cancel(h, "While the tool ran")
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        except Exception as error:
+            self.fail(f"the cancelled task ended in {type(error).__name__}: {error}; expected "
+                      "CancelledError, which no one catches on its way up")
+        else:
+            self.fail("the cancelled task ended normally: something swallowed CancelledError")
+
+    async def test_escape_mid_tool(self):
+        """Esc mid-tool, as Tau's terminal does it (h.cancel(), then the consuming task cancelled): the task ends in CancelledError, the cut call gets INTERRUPTED (is_error) at the end of the record, the listeners hear it as a message_end, and is_running is False."""
+        started, heard = asyncio.Event(), []
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1"))],
+                             [_blocking("wait", started)])
+        h.subscribe(heard.append)
+        await self._escape(h, started)
+        self.assertEqual(lab.shape(h.messages), "U A[c1] R(c1)",
+                         f"h.messages is {lab.shape(h.messages)}; expected U A[c1] R(c1)")
+        last = h.messages[-1]
+        self.assertEqual((last["content"], last["is_error"]), (harness.INTERRUPTED, True),
+                         f"the cut call's result is {last!r}; expected INTERRUPTED, is_error")
+        ends = [e["message"] for e in heard if e["type"] == "message_end"]
+        self.assertTrue(ends and ends[-1] is last, "the listeners never heard the INTERRUPTED "
+                        "result: nobody is left to consume it, so _run's finally must tell them")
+        self.assertIs(h.is_running, False, "after the cancelled task, is_running is True")
+
+    async def test_task_cancel_alone(self):
+        """The task cancelled without h.cancel() is a stop from outside too: the call still gets INTERRUPTED and the harness is idle."""
+        started = asyncio.Event()
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1"))],
+                             [_blocking("wait", started)])
+        await self._escape(h, started, cancel_harness=False)
+        self.assertEqual(lab.shape(h.messages), "U A[c1] R(c1)",
+                         f"h.messages is {lab.shape(h.messages)}; expected U A[c1] R(c1): a "
+                         "CancelledError coming through _run cancels the run's token too")
+        self.assertIs(h.is_running, False, "after the cancelled task, is_running is True")
+
+    async def test_regression(self):
+        """Tau's regression: after Esc mid-tool, the log a persist_to listener wrote replays to exactly h.messages, a valid transcript, and after a reboot a harness resumed from it answers the next prompt."""
+        ws, started = lab.Workspace(), asyncio.Event()
+        log = harness.SessionLog(ws, LOG)
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1"))],
+                             [_blocking("wait", started)])
+        h.subscribe(harness.persist_to(log))
+        await self._escape(h, started)
+        kept = harness.SessionLog(ws.reboot(), LOG).replay()
+        self.assertEqual(lab.shape(kept), lab.shape(h.messages),
+                         f"the log holds {lab.shape(kept)}, memory {lab.shape(h.messages)}: "
+                         "the INTERRUPTED result was appended and never told to the listeners")
+        self.assertEqual(lab.validate(kept), [], f"the log replays to a transcript a provider "
+                         f"refuses: {lab.validate(kept)}")
+        again = self.harness_for([lab.say("The wait was cut short; shall I retry?")],
+                                 [_blocking("wait", asyncio.Event())], messages=kept)
+        await self.run_all(again.prompt("What happened?"), "Resumed after the reboot")
+        self.assertEqual(lab.shape(again.messages), "U A[c1] R(c1) U A",
+                         f"the resumed harness holds {lab.shape(again.messages)}")
+
+    async def test_escape_while_the_consumer_works(self):
+        """Esc while the consumer is busy with an event (a renderer taking 1 s an event, Esc at 3.5 s, on the reply's message_end): once the loop has closed the abandoned run, the log replays to exactly h.messages, U A[c1] R(c1), and the harness is idle."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        h = self.harness_for([lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")],
+                             [_tool("a", [])])
+        h.subscribe(harness.persist_to(log))
+
+        async def consume():
+            async for _ in h.prompt("Go."):
+                await asyncio.sleep(1)       # a slow renderer: the consumer is busy, not the run
+        task = asyncio.create_task(consume())
+        await asyncio.sleep(3.5)
+        self.cancel(h, "While the consumer drew the reply")
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        for _ in range(3):                   # the loop closes the abandoned run (aclose)
+            await asyncio.sleep(0)
+        kept = log.replay()
+        self.assertEqual((lab.shape(kept), lab.shape(h.messages)), ("U A[c1] R(c1)",) * 2,
+                         f"the log holds {lab.shape(kept)} and memory {lab.shape(h.messages)}; "
+                         "expected U A[c1] R(c1) in both. The listeners must hear each event "
+                         "before the consumer is handed it: a consumer may never come back.")
+        self.assertIs(h.is_running, False, "after the abandoned run was closed, is_running is "
+                      "True")
+
+    async def test_ordinary_ends_add_nothing(self):
+        """A run that ends by itself, or is closed by its consumer, gets no INTERRUPTED from the finally: closed at tool_execution_start, the record stays U A[c1] for lesson 10's view to repair."""
+        runs = []
+        h = self.harness_for([lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")],
+                             [_tool("a", runs)])
+        run = h.prompt("Go.")
+        async for event in run:
+            if event["type"] == "tool_execution_start":
+                break
+        await run.aclose()
+        self.assertEqual(lab.shape(h.messages), "U A[c1]",
+                         f"after a close by the consumer h.messages is {lab.shape(h.messages)}; "
+                         "expected U A[c1]: only a stop from outside (cancel, a cancelled task) "
+                         "closes the calls in the record")
+        self.assertIs(h.is_running, False, "after the close, is_running is True")
+
+    async def test_listener_that_raises_in_the_finally(self):
+        """A listener that raises on the INTERRUPTED result still leaves the harness idle: is_running is False and the next prompt is accepted."""
+        started = asyncio.Event()
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1")), lab.say("Back.")],
+                             [_blocking("wait", started)])
+
+        def fussy(event):
+            if event["type"] == "message_end" and event["message"]["role"] == "toolResult":
+                raise OSError("disk full")
+        h.subscribe(fussy)
+
+        async def consume():
+            async for _ in h.prompt("Go."):
+                pass
+        task = asyncio.create_task(consume())
+        await started.wait()
+        self.cancel(h, "While the tool ran")
+        task.cancel()
+        try:
+            await task
+        except (asyncio.CancelledError, OSError):
+            pass
+        self.assertIs(h.is_running, False, "a listener raised in _run's finally and the harness "
+                      "stayed running: clear the flag in a finally of its own")
