@@ -67,6 +67,9 @@ Async, on a simulated clock (lab/timers.py, lesson 15):
     steps(run)                          a run's events one by one to plain code, sync or async
     resolve(value)                      value, or what it gives once awaited
 
+Lab tests (lab/case.py): class Lab1(lab.LabCase) — failures in the test's own words, whole,
+and self.call(what, function, *args) turns the reader's exception into a plain FAIL.
+
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
 stop_at_first=False) -> CrashReport (lab/crashes.py).
@@ -79,6 +82,7 @@ from __future__ import annotations
 
 from typing import AsyncIterable, Awaitable, Iterable
 
+from .case import LabCase
 from .crashes import CrashPoint, CrashReport, explore_crashes
 from .messages import (CLIP, call, provider_error, reply, say, shape, show, text, tool_result,
                        user, validate)
@@ -104,7 +108,7 @@ __all__ = [
     "Workspace", "cut", "Cut", "PowerCut",
     "ScriptedModel", "Request", "ScriptExhausted", "forever", "power_cut", "raises", "forgetful",
     "tokens", "usage",
-    "Shell", "drive",
+    "Shell", "drive", "LabCase",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
     "Clock", "skill",

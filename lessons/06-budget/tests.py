@@ -70,21 +70,12 @@ def _result(tool, arguments):
     return lab.resolve(harness.run_tool([tool], lab.call(tool["name"], arguments, id="c1")))
 
 
-class _Case(unittest.TestCase):
-    longMessage = False
-
+class _Case(lab.LabCase):
     def same(self, got, want, what):
         """Fail with the first difference if the text `got` is not `want`."""
         difference = _first_difference(got, want)
         if difference:
             self.fail(f"{what}: {difference}")
-
-    def call(self, what, function, *args, **kwargs):
-        """function(*args, **kwargs), or a failure that says what raised."""
-        try:
-            return function(*args, **kwargs)
-        except Exception as error:
-            self.fail(f"{what} raised {type(error).__name__}: {error}")
 
     def cut(self, name, text, want, **budget):
         """Check truncate_head or truncate_tail on a short text against (kept, lines_shown)."""

@@ -134,17 +134,7 @@ def _drain(run):
     return events, None
 
 
-class _LabCase(unittest.TestCase):
-    longMessage = False
-    maxDiff = None
-
-    def call(self, what, function, *args, **kwargs):
-        """Call the reader's function; an exception fails the test with a sentence."""
-        try:
-            return function(*args, **kwargs)
-        except Exception as error:
-            self.fail(f"{what} raised {type(error).__name__}: {error}")
-
+class _LabCase(lab.LabCase):
     def assert_appends_only(self, ws, before):
         text = ws.read_text(LOG)
         self.assertTrue(text.startswith(before),

@@ -117,17 +117,7 @@ def _reader(request):
     return lab.say("Done.")
 
 
-class _LabCase(unittest.TestCase):
-    longMessage = False
-    maxDiff = None
-
-    def call(self, what, function, *args, **kwargs):
-        """Call the reader's function; an exception fails the test with a sentence."""
-        try:
-            return function(*args, **kwargs)
-        except Exception as error:
-            self.fail(f"{what} raised {type(error).__name__}: {error}")
-
+class _LabCase(lab.LabCase):
     def build(self, tools, ws, cwd=".", clock=None, **options):
         clock = clock or lab.Clock("2026-03-02")
         prompt = self.call("build_system_prompt", harness.build_system_prompt, tools, ws, cwd,

@@ -84,17 +84,7 @@ class _Capped:
         return self.model.stream(system, messages, tools)
 
 
-class _LabCase(unittest.TestCase):
-    longMessage = False
-    maxDiff = None
-
-    def call(self, what, function, *args, **kwargs):
-        """Call the reader's function; an exception fails the test with a sentence."""
-        try:
-            return function(*args, **kwargs)
-        except Exception as error:
-            self.fail(f"{what} raised {type(error).__name__}: {error}")
-
+class _LabCase(lab.LabCase):
     def reply_of(self, stream, what="stream_reply"):
         """(events, finished message) of stream_reply over `stream`, or a plain FAIL."""
         try:
