@@ -291,6 +291,41 @@ class Lab1(_Case):
         self.assertNotIn("And then?", [m.get("content") for m in messages],
                          "a follow-up was taken into a cancelled run")
 
+    async def test_old_rules_still_hold(self):
+        """Nobody cancels, and the async loop keeps the rules of lessons 05 and 09: max_turns=1 stops a model that keeps calling, with lesson 05's failed reply, after one model call; steering queued during a batch goes in after the batch, and a follow-up where the run would end."""
+        model = lab.ScriptedModel([lab.reply(lab.call("a", {}, id="c1")),
+                                   lab.reply(lab.call("a", {}, id="c2")), lab.say("Done.")])
+        messages, token = [], _token(self)
+        await self.run_all(self.agent(model, messages, [_tool("a", [])], token, max_turns=1),
+                           "With max_turns=1 and a model that keeps calling")
+        brake = harness.error_message("Agent stopped after max_turns=1")
+        self.assertEqual((lab.shape(messages), len(model.calls)), ("U A[c1] R(c1) A!", 1),
+                         f"with max_turns=1 the record is {lab.shape(messages)} after "
+                         f"{len(model.calls)} model call(s); expected U A[c1] R(c1) A! after 1: "
+                         "lesson 05's brake sits before each model call in the async loop too")
+        self.assertEqual(messages[-1], brake, f"the brake's reply is {messages[-1]!r}; expected "
+                         f"{brake!r}")
+
+        steering, follow_ups = [], [lab.user("And the docs?")]
+        model, messages = lab.ScriptedModel([_two_calls(), lab.say("Tabs, then."),
+                                             lab.say("Docs too.")]), []
+
+        async def on_event(event):
+            if event["type"] == "tool_execution_start" and event["call"]["id"] == "c1":
+                steering.append(lab.user("Use tabs."))
+        await self.run_all(
+            self.agent(model, messages, [_tool("a", []), _tool("b", [])], _token(self),
+                       get_steering=lambda: [steering.pop(0)] if steering else [],
+                       get_follow_ups=lambda: [follow_ups.pop(0)] if follow_ups else []),
+            "With steering sent during a batch and a follow-up queued", on_event)
+        said = [m["content"] for m in messages if m["role"] == "user"]
+        self.assertEqual((lab.shape(messages), said),
+                         ("U A[c1,c2] R(c1) R(c2) U A U A", ["Go.", "Use tabs.", "And the docs?"]),
+                         f"the record is {lab.shape(messages)}, the user said {said}; expected "
+                         "U A[c1,c2] R(c1) R(c2) U A U A with the steering after the batch and "
+                         "the follow-up last: an uncancelled run asks the queues as lesson 09's "
+                         "did")
+
     async def test_task_cancel_goes_through_the_run(self):
         """Cancelling the task that consumes a run while a tool runs ends it with CancelledError, the model is not called again, and the call is left for the harness to answer."""
         started, messages = asyncio.Event(), []
@@ -364,6 +399,23 @@ class Lab2(_Case):
                          f"h.messages is {lab.shape(h.messages)}; expected U A[c1,c2] R(c1) "
                          "R(c2) A! U A. If the next run stopped at once, the old token is "
                          "still set: make a new CancelToken in every prompt().")
+
+    async def test_cancel_before_the_first_step(self):
+        """h.cancel() right after prompt(), before the run has taken a step, stops that run before the model is asked: prompt() makes the run's token, not the run's first step."""
+        h = self.harness_for([lab.say("One.")], [])
+        run = h.prompt("Go.")
+        self.cancel(h, "Between prompt() and the run's first step")
+        await self.run_all(run, "A run cancelled before its first step")
+        self.assertEqual(lab.shape(h.messages), "U A!",
+                         f"h.messages is {lab.shape(h.messages)}; expected U A!: the cancel came "
+                         "after prompt() returned, so it must reach this run. Make the token in "
+                         "prompt(), before it returns the run, not inside _run.")
+        self.assertEqual(h.messages[-1], harness.error_message(harness.CANCELLED_REPLY),
+                         f"the reply is {h.messages[-1]!r}; expected "
+                         "error_message(CANCELLED_REPLY)")
+        await self.run_all(h.prompt("Again."), "The run after it")
+        self.assertEqual(lab.shape(h.messages), "U A! U A",
+                         f"h.messages is {lab.shape(h.messages)}; expected U A! U A")
 
     async def _escape(self, h, started, cancel_harness=True):
         """Tau's Esc: h.cancel() and the consuming task cancelled, while a tool blocks."""
