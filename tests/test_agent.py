@@ -215,3 +215,30 @@ def test_both_ways_over_a_real_socket(tmp_path, reference, provider):
     failed = closed.complete("Be brief.", asked, [])
     assert failed["stop_reason"] == "error"
     assert failed["error_message"].startswith("connection failed")
+
+
+def test_ask_first_keeps_an_async_tool_async(tmp_path, reference):
+    """An async tool (lesson 15) wrapped by ask_first is still awaited and handed the run's
+    token: the question comes first, a no is a failed result, and a yes runs the tool."""
+    import importlib.util
+    path = tmp_path / "harness.py"
+    path.write_text(reference, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("harness_under_test", path)
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    seen = []
+
+    async def slow(arguments, signal=None):
+        seen.append(signal)
+        return f"slept on {arguments['what']}"
+
+    answers = iter([False, True])
+    tools = harness.ask_first([{"name": "nap", "description": "Sleep.", "parameters": {},
+                                "execute": slow}], lambda name, arguments: next(answers))
+    token = harness.CancelToken()
+    call = lab.call("nap", {"what": "it"}, id="n1")
+    refused = lab.run(harness.run_tool(tools, call, token))
+    done = lab.run(harness.run_tool(tools, call, token))
+    assert refused["is_error"] and "said no" in refused["content"], refused
+    assert done == {**done, "content": "slept on it", "is_error": False}, done
+    assert seen == [token]

@@ -3242,13 +3242,24 @@ def ask_first(tools, ask, allow=("read",)):
     """The tools, with every one not named in `allow` made to ask before it runs:
     ask(name, arguments) -> bool. A "no" is raised as PermissionError, so run_tool answers the
     model with a result it can read (is_error, nothing done) and the run goes on. The loop is
-    not touched: the question lives in the tool."""
+    not touched: the question lives in the tool. An async tool (lesson 15) stays async, so
+    run_tool still awaits it and hands it the run's token."""
     def asking(tool):
-        def execute(arguments):
+        run = tool["execute"]
+
+        def allowed(arguments):
             if not ask(tool["name"], arguments):
                 raise PermissionError(f"The user said no to this {tool['name']} call, so it did "
                                       "not run. Ask them what they want instead.")
-            return tool["execute"](arguments)
+
+        if inspect.iscoroutinefunction(run):
+            async def execute(arguments, signal=None):
+                allowed(arguments)
+                return await run(arguments, signal)
+        else:
+            def execute(arguments):
+                allowed(arguments)
+                return run(arguments)
         return {**tool, "execute": execute}
     return [tool if tool["name"] in allow else asking(tool) for tool in tools]
 #@ end

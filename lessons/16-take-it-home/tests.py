@@ -63,17 +63,7 @@ class _Sleeps(list):
         self.append(seconds)
 
 
-class _LabCase(unittest.TestCase):
-    longMessage = False
-    maxDiff = None
-
-    def call(self, what, function, *args, **kwargs):
-        """Call the reader's function; an exception fails the test with a sentence."""
-        try:
-            return function(*args, **kwargs)
-        except Exception as error:
-            self.fail(f"{what} raised {type(error).__name__}: {error}")
-
+class _LabCase(lab.LabCase):
     def events(self, what, function, *args):
         """Every event a stream function yields, as a list; an exception fails the test."""
         try:
@@ -624,6 +614,20 @@ class Lab3(_LabCase):
         self.assertTrue(got[-1].get("type") == "error"
                         and got[-1].get("message", "").startswith("connection lost"),
                         f"the stream ended with {got[-1]}; expected an error, "
+                        "'connection lost: ...'.")
+        # A call is a piece too: the loop has announced it, so a second answer would call twice.
+        after_call = lab.OPENAI_STREAM_TOOLS.index("data: ", 1)    # the first chunk, whole
+        model, wire, sleeps = _openai([lab.answer(200, lab.OPENAI_STREAM_TOOLS,
+                                                  drop_after=after_call),
+                                       lab.answer(200, lab.OPENAI_STREAM_TOOLS)])
+        got = self.stream(model)
+        self.assertEqual((len(wire.requests), [e["type"] for e in _pieces(got)]), (1, ["call"]),
+                         f"a stream cut after its first call event: {len(wire.requests)} "
+                         f"requests, pieces {_pieces(got)}. A call event is a piece like text: "
+                         "once it is out, a retry would announce the call a second time.")
+        self.assertTrue(got[-1].get("type") == "error"
+                        and got[-1].get("message", "").startswith("connection lost"),
+                        f"the stream cut after a call ended with {got[-1]}; expected an error, "
                         "'connection lost: ...'.")
         text = lab.ANTHROPIC_STREAM_TEXT.replace(
             'event: content_block_stop', 'event: error\ndata: {"type": "error", "error": '
