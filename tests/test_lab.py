@@ -731,3 +731,25 @@ def test_explore_crashes_reports_a_program_that_changes_its_writes():
         document_program(ws)
     early = lab.explore_crashes(stop_at_first, document_recovers, stop_at_first=True)
     assert early.failures == [early.points[-1]] and early.tried == 3   # start, before, 0 bytes
+
+
+def test_capped_stops_a_runaway_and_streams_only_if_its_model_does():
+    whole = lab.capped(lab.ScriptedModel([lab.forever("again")]), cap=2)
+    assert not hasattr(whole, "stream")       # lesson 14's loop would take it for a stream
+    whole.complete("", [lab.user("a")], [])
+    whole.complete("", [lab.user("b")], [])
+    with pytest.raises(lab.TooManyCalls, match="more than 2 times"):
+        whole.complete("", [lab.user("c")], [])
+    streaming = lab.capped(lab.StreamingModel([lab.forever("again")]), cap=1)
+    assert [e["type"] for e in streaming.stream("", [lab.user("a")], [])][-1] == "end"
+    with pytest.raises(lab.TooManyCalls):
+        streaming.stream("", [lab.user("b")], [])
+
+
+def test_drain_gives_the_events_and_the_error_that_ended_the_run():
+    def run():
+        yield {"type": "agent_start"}
+        raise ValueError("boom")
+    events, error = lab.drain(run())
+    assert events == [{"type": "agent_start"}] and isinstance(error, ValueError)
+    assert lab.drain(iter([1, 2])) == ([1, 2], None)

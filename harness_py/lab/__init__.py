@@ -68,7 +68,8 @@ Async, on a simulated clock (lab/timers.py, lesson 15):
     resolve(value)                      value, or what it gives once awaited
 
 Lab tests (lab/case.py): class Lab1(lab.LabCase) — failures in the test's own words, whole,
-and self.call(what, function, *args) turns the reader's exception into a plain FAIL.
+and self.call(what, function, *args) turns the reader's exception into a plain FAIL;
+capped(model, cap=12) raises TooManyCalls past `cap` calls; drain(run) -> (events, error).
 
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
@@ -82,7 +83,7 @@ from __future__ import annotations
 
 from typing import AsyncIterable, Awaitable, Iterable
 
-from .case import LabCase
+from .case import Capped, CappedStream, LabCase, TooManyCalls, capped, drain
 from .crashes import CrashPoint, CrashReport, explore_crashes
 from .messages import (CLIP, call, provider_error, reply, say, shape, show, text, tool_result,
                        user, validate)
@@ -108,7 +109,7 @@ __all__ = [
     "Workspace", "cut", "Cut", "PowerCut",
     "ScriptedModel", "Request", "ScriptExhausted", "forever", "power_cut", "raises", "forgetful",
     "tokens", "usage",
-    "Shell", "drive", "LabCase",
+    "Shell", "drive", "LabCase", "capped", "Capped", "CappedStream", "TooManyCalls", "drain",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
     "Clock", "skill",

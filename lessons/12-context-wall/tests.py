@@ -92,27 +92,6 @@ def _work_requests(model):
     return [r for r in model.calls if r.system != harness.SUMMARY_SYSTEM]
 
 
-class TooManyCalls(RuntimeError):
-    """Raised by _Capped: the harness under test kept calling the model."""
-
-
-class _Capped:
-    """A model that stops a runaway: past `cap` calls it raises, so a harness that retries for
-    ever fails a test at once instead of hanging it."""
-
-    def __init__(self, model, cap=12):
-        self.model, self.cap = model, cap
-
-    @property
-    def calls(self):
-        return self.model.calls
-
-    def complete(self, system, messages, tools=None):
-        if len(self.model.calls) >= self.cap:
-            raise TooManyCalls(f"the model was called more than {self.cap} times")
-        return self.model.complete(system, messages, tools)
-
-
 def _refusing(worker=_worker):
     """Refuses every request that offers tools, as a provider refuses a prompt that is too long,
     and summarises every request that offers none."""
@@ -121,17 +100,6 @@ def _refusing(worker=_worker):
             return lab.provider_error("400 prompt is too long: 9120 tokens > 8000 maximum")
         return lab.summariser()(request)
     return lab.ScriptedModel([lab.forever(step)])
-
-
-def _drain(run):
-    """Every event of a run, or the exception that ended it, as (events, error)."""
-    events = []
-    try:
-        for event in lab.steps(run):     # lab.steps: the run is async from lesson 15
-            events.append(event)
-    except Exception as error:   # the test says what it was
-        return events, error
-    return events, None
 
 
 class _LabCase(lab.LabCase):
@@ -469,7 +437,7 @@ class Lab2(_LabCase):
                             [harness.make_read_tool(ws)], log, window=100_000, reserve=1000,
                             keep_recent=600)
         for text in _prompts(9):
-            events, error = _drain(session.prompt(text))
+            events, error = lab.drain(session.prompt(text))
             self.assertIsNone(error, f"prompt {text!r} raised {error!r}.")
             kinds = [e["type"] for e in events if e["type"] == "compaction"]
             self.assertEqual(kinds, [], f"prompt {text!r} compacted with the window far from "
@@ -494,7 +462,7 @@ class Lab2(_LabCase):
         session = self.call("Session", harness.Session, model, harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=estimate + 400,
                             reserve=500, keep_recent=600)
-        events, error = _drain(session.prompt("Now m7.py."))
+        events, error = lab.drain(session.prompt("Now m7.py."))
         self.assertIsNone(error, f"the prompt raised {error!r}.")
         types = [e["type"] for e in events]
         self.assertTrue(types[:2] == ["compaction", "agent_start"]
@@ -517,7 +485,7 @@ class Lab2(_LabCase):
         session = self.call("Session", harness.Session, model, harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=alone + 500,
                             reserve=500, keep_recent=600)
-        events, error = _drain(session.prompt("Now m7.py."))
+        events, error = lab.drain(session.prompt("Now m7.py."))
         self.assertIsNone(error, f"the prompt raised {error!r}.")
         reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
         self.assertEqual(reasons, ["threshold"], f"compaction events: {reasons}; expected one, "
@@ -534,11 +502,11 @@ class Lab2(_LabCase):
             [harness.make_read_tool(ws)], messages=log.replay())
         h.subscribe(harness.persist_to(log))
         lab.drive(h.prompt("Now m7.py."))
-        model = _Capped(_model(100_000))
+        model = lab.capped(_model(100_000))
         session = self.call("Session", harness.Session, model, harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=100_000, reserve=0,
                             keep_recent=600)
-        events, error = _drain(session.prompt("Now m8.py."))
+        events, error = lab.drain(session.prompt("Now m8.py."))
         self.assertIsNone(error, f"the prompt raised {error!r}.")
         reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
         self.assertEqual(reasons, [], f"compaction events: {reasons}; expected none. The "
@@ -558,7 +526,7 @@ class Lab2(_LabCase):
         session = self.call("Session", harness.Session, model, harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=real + 300, reserve=0,
                             keep_recent=600)
-        events, error = _drain(session.prompt("Now m7.py."))
+        events, error = lab.drain(session.prompt("Now m7.py."))
         self.assertIsNone(error, f"the prompt raised {error!r}.")
         reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
         self.assertEqual(reasons, ["overflow"], f"compaction events: {reasons}; expected one, "
@@ -584,11 +552,11 @@ class Lab2(_LabCase):
         """A provider that refuses every request for length: one compaction, two refused
         requests, no third, and the record ends with the refusal for the caller to see."""
         ws, log = _logged(6)
-        model = _Capped(_refusing())
+        model = lab.capped(_refusing())
         session = self.call("Session", harness.Session, model, harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=100_000, reserve=0,
                             keep_recent=50)
-        events, error = _drain(session.prompt("Now m7.py."))
+        events, error = lab.drain(session.prompt("Now m7.py."))
         self.assertIsNone(error, f"the prompt raised {type(error).__name__}: {error}; expected "
                           "one compaction, one retry, and the refusal left in the record. "
                           "Compact once and retry once, never in a loop.")
@@ -606,12 +574,12 @@ class Lab2(_LabCase):
         """A reply that failed for another reason (503 overloaded) is not compacted away or
         retried: one request, no summary, and the record ends with that failure."""
         ws, log = _logged(6)
-        model = _Capped(lab.ScriptedModel([lab.provider_error("503 overloaded"),
+        model = lab.capped(lab.ScriptedModel([lab.provider_error("503 overloaded"),
                                            lab.forever(lab.summariser(otherwise=_worker))]))
         session = self.call("Session", harness.Session, model, harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=100_000,
                             keep_recent=600)
-        events, error = _drain(session.prompt("Now m7.py."))
+        events, error = lab.drain(session.prompt("Now m7.py."))
         self.assertIsNone(error, f"the prompt raised {error!r}.")
         self.assertEqual(len(model.calls), 1, f"the model was asked {len(model.calls)} times; "
                          "expected once: only a refusal for length is compacted and retried.")
@@ -643,7 +611,7 @@ class Lab2(_LabCase):
                          "before the prompt.")
         session = harness.Session(_model(), harness.SYSTEM, [harness.make_read_tool(disk)],
                                   log, window=estimate, reserve=200, keep_recent=600)
-        events, error = _drain(session.prompt("Now m7.py."))
+        events, error = lab.drain(session.prompt("Now m7.py."))
         self.assertIsNone(error, f"the new Session's prompt raised {error!r}.")
         self.assertTrue(session.messages[-1]["role"] == "assistant",
                         f"the new Session's record ends {_shape(session.messages[-2:])}.")
@@ -656,11 +624,11 @@ class Lab2(_LabCase):
             return lab.reply(lab.call("read", {"path": "m1.py"}, id=f"r{len(request.messages)}"))
         ws = lab.Workspace(FILES)
         log = harness.SessionLog(ws, LOG)
-        model = _Capped(lab.ScriptedModel([lab.forever(runaway)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(runaway)]))
         session = self.call("Session", harness.Session, model, harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=100_000, max_turns=2)
-        events, error = _drain(session.prompt(TASK))
-        if isinstance(error, TooManyCalls):
+        events, error = lab.drain(session.prompt(TASK))
+        if isinstance(error, lab.TooManyCalls):
             self.fail("with max_turns=2 the Session's run kept calling a model that never "
                       "stops; expected 2 calls. Pass max_turns to the Harness it builds.")
         self.assertIsNone(error, f"the prompt raised {error!r}.")
@@ -673,8 +641,8 @@ class Lab2(_LabCase):
                          f"the record ends with {stop!r}; expected the max_turns stop.")
         h = harness.Harness(model, harness.SYSTEM, [harness.make_read_tool(ws)],
                             messages=[lab.user(TASK)], max_turns=2)
-        events, error = _drain(h.prompt(None))
-        if isinstance(error, TooManyCalls):
+        events, error = lab.drain(h.prompt(None))
+        if isinstance(error, lab.TooManyCalls):
             self.fail("Harness.prompt(None) with max_turns=2 kept calling the model; "
                       "expected 2 calls.")
         self.assertIsNone(error, f"Harness.prompt(None) raised {error!r}.")

@@ -64,27 +64,6 @@ def _sections(prompt):
     return prompt.split("\n\n")
 
 
-class TooManyCalls(RuntimeError):
-    """Raised by _Capped: the harness under test kept calling the model."""
-
-
-class _Capped:
-    """A model that stops a runaway: past `cap` calls it raises, so a harness that retries for
-    ever fails a test at once instead of hanging it."""
-
-    def __init__(self, model, cap=12):
-        self.model, self.cap = model, cap
-
-    @property
-    def calls(self):
-        return self.model.calls
-
-    def complete(self, system, messages, tools=None):
-        if len(self.model.calls) >= self.cap:
-            raise TooManyCalls(f"the model was called more than {self.cap} times")
-        return self.model.complete(system, messages, tools)
-
-
 class _Counted:
     """A system prompt builder that counts how often it was asked."""
 
@@ -94,17 +73,6 @@ class _Counted:
     def __call__(self):
         self.count += 1
         return self.build()
-
-
-def _drain(run):
-    """Every event of a run, or the exception that ended it, as (events, error)."""
-    events = []
-    try:
-        for event in lab.steps(run):     # lab.steps: the run is async from lesson 15
-            events.append(event)
-    except Exception as error:   # the test says what it was
-        return events, error
-    return events, None
 
 
 def _reader(request):
@@ -139,8 +107,8 @@ class _LabCase(lab.LabCase):
         return [request.system for request in model.calls]
 
     def prompt(self, session, text):
-        events, error = _drain(session.prompt(text))
-        if isinstance(error, TooManyCalls):
+        events, error = lab.drain(session.prompt(text))
+        if isinstance(error, lab.TooManyCalls):
             self.fail(f"prompt({text!r}) kept calling the model: {error}.")
         if error is not None:
             hint = (" A function went where text was expected: call the builder and use the text "
@@ -427,7 +395,7 @@ class Lab2(_LabCase):
         """A Session given a string sends that string as the system prompt of every request, as
         in lesson 12."""
         ws = _disk()
-        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         session = self.session(model, "You are terse.", _tools(ws), harness.SessionLog(ws, LOG))
         self.prompt(session, "Read AGENTS.md.")
         systems = {request.system for request in model.calls}
@@ -439,7 +407,7 @@ class Lab2(_LabCase):
         requests the prompt makes, and every request of that prompt carries the text it
         returned."""
         ws, tools, clock, build = _world()
-        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
         self.prompt(session, "Read AGENTS.md.")
         systems = self.systems(model)
@@ -458,7 +426,7 @@ class Lab2(_LabCase):
         """An AGENTS.md edited between two prompts of one Session is in every request of the
         second prompt, and was in none of the first."""
         ws, tools, clock, build = _world()
-        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
         self.prompt(session, "Read AGENTS.md.")
         before = len(model.calls)
@@ -485,7 +453,7 @@ class Lab2(_LabCase):
                                                     "content": "Root rule, edited mid-run.\n"},
                                           id=f"w{len(request.messages)}"))
             return lab.say("Edited.")
-        model = _Capped(lab.ScriptedModel([lab.forever(editor)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(editor)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
         self.prompt(session, "Change the root rule.")
         first = self.systems(model)
@@ -501,7 +469,7 @@ class Lab2(_LabCase):
         """Resumed the next day on the rebooted disk, with the write tool gone and AGENTS.md
         changed, a new Session sends yesterday's transcript with exactly today's prompt."""
         ws, tools, clock, build = _world()
-        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
         self.prompt(session, "Read AGENTS.md.")
         yesterday = harness.SessionLog(ws, LOG).replay()
@@ -509,7 +477,7 @@ class Lab2(_LabCase):
         disk.write_text("AGENTS.md", "Root rule, new today: run `make check`.\n")
         clock.advance()
         today_tools = [harness.make_read_tool(disk)]
-        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         log = harness.SessionLog(disk, LOG)
         session = self.session(model, lambda: harness.build_system_prompt(today_tools, disk,
                                                                           "app", clock),
@@ -529,7 +497,7 @@ class Lab2(_LabCase):
         """After two prompts the log holds message entries only: no line of it holds the system
         prompt or any piece of it (the identity, an instruction file, the date)."""
         ws, tools, clock, build = _world()
-        model = _Capped(lab.ScriptedModel([lab.forever(_reader)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
         self.prompt(session, "Read handlers.py.")
         self.prompt(session, "Read it again.")
@@ -554,7 +522,7 @@ class Lab2(_LabCase):
             ws, tools, clock, build = _world()
             ws.write_text("app/AGENTS.md", big)
             log = harness.SessionLog(ws, LOG)
-            model = _Capped(lab.ScriptedModel([lab.forever(lab.summariser(otherwise=_reader))]))
+            model = lab.capped(lab.ScriptedModel([lab.forever(lab.summariser(otherwise=_reader))]))
             session = self.session(model, build, tools, log)
             for n in range(4):
                 self.prompt(session, f"Read handlers.py, time {n}.")
@@ -583,7 +551,7 @@ class Lab2(_LabCase):
         prompt: the builder is still called once for that prompt."""
         ws, tools, clock, build = _world()
         log = harness.SessionLog(ws, LOG)
-        session = self.session(_Capped(lab.ScriptedModel([lab.forever(_reader)])), build, tools,
+        session = self.session(lab.capped(lab.ScriptedModel([lab.forever(_reader)])), build, tools,
                                log)
         for n in range(4):
             self.prompt(session, f"Read handlers.py, time {n}.")
@@ -594,7 +562,7 @@ class Lab2(_LabCase):
                 refused.append(request)
                 return lab.provider_error("400 prompt is too long: 9120 tokens > 8000 maximum")
             return lab.summariser(otherwise=_reader)(request)
-        model = _Capped(lab.ScriptedModel([lab.forever(step)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(step)]))
         build.count = 0
         session = self.session(model, build, tools, log, keep_recent=60)
         events = self.prompt(session, "Read app/AGENTS.md.")
@@ -617,7 +585,7 @@ class Lab2(_LabCase):
         def runaway(request):
             return lab.reply(lab.call("read", {"path": "AGENTS.md"},
                                       id=f"r{len(request.messages)}"))
-        model = _Capped(lab.ScriptedModel([lab.forever(runaway)]))
+        model = lab.capped(lab.ScriptedModel([lab.forever(runaway)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG), max_turns=2)
         self.prompt(session, "Read forever.")
         self.assertEqual(len(model.calls), 2, f"the prompt made {len(model.calls)} model calls "

@@ -68,22 +68,6 @@ class _Raising:
         raise self.error
 
 
-class _Capped:
-    """A streaming model that stops a runaway: past `cap` requests it raises."""
-
-    def __init__(self, model, cap=12):
-        self.model, self.cap = model, cap
-
-    @property
-    def calls(self):
-        return self.model.calls
-
-    def stream(self, system, messages, tools):
-        if len(self.model.calls) >= self.cap:
-            raise RuntimeError(f"the model was asked more than {self.cap} times")
-        return self.model.stream(system, messages, tools)
-
-
 class _LabCase(lab.LabCase):
     def reply_of(self, stream, what="stream_reply"):
         """(events, finished message) of stream_reply over `stream`, or a plain FAIL."""
@@ -438,7 +422,7 @@ class Lab1(_LabCase):
         def runaway(request):
             return lab.reply(lab.call("read", {"path": "config.py"},
                                       id=f"r{len(request.messages)}"))
-        model = _Capped(lab.StreamingModel([lab.forever(runaway)]))
+        model = lab.capped(lab.StreamingModel([lab.forever(runaway)]))
         try:
             events, messages = self.run_of(model, max_turns=2)
         except AssertionError as error:
