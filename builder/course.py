@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+import stages
+
 from .errors import BuildError
 from .project import Project
 
@@ -100,6 +102,12 @@ class Course:
         """Every stage point of the course, in course order: 1.1 < 1.2 < 2.1 ... with a side
         quest's points (S2.1, S2.2) where the side quest stands."""
         return list(self.parents)
+
+    @property
+    def page_names(self) -> dict[str, str]:
+        """Pages a starting file names by their kind, not "lesson N" (the closing page)."""
+        return {page.id: stages.PAGE_NAMES[page.kind] for page in self.pages
+                if page.kind in stages.PAGE_NAMES}
 
     @property
     def parents(self) -> dict[str, str | None]:

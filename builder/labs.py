@@ -42,7 +42,8 @@ class Labs:
             if not source.exists():
                 raise BuildError(self.project.rel(source), 0, "the course's marked harness is missing")
             try:
-                self._stages = stages.load(source, parents=self.course.parents)
+                self._stages = stages.load(source, parents=self.course.parents,
+                                           names=self.course.page_names)
             except stages.MarkerError as error:
                 raise BuildError(self.project.rel(source), error.line, error.message) from None
         return self._stages
@@ -91,7 +92,7 @@ class Labs:
             elif stages.page_of(before) == stages.page_of(point):
                 changes = "What changed since the previous lab"
             else:
-                changes = f"What changed since {stages.page_words(stages.page_of(before))}"
+                changes = f"What changed since {self.stages.words(stages.page_of(before))}"
             views[number] = LabView(
                 number=number, point=point, title=title, starting=self.stages.starting(point),
                 diff=self.stages.diff(point) if before else [], changes_title=changes,

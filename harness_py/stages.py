@@ -81,8 +81,11 @@ def lesson_of(point: str) -> int:
     return point_key(point)[0]
 
 
-def page_words(page: str) -> str:
-    """How a page is named in a starting file: "lesson 11", "side quest S2"."""
+def page_words(page: str, names: dict[str, str] | None = None) -> str:
+    """How a page is named in a starting file: "lesson 11", "side quest S2", or the name
+    lessons/course.yaml gives a page of its own kind ("the closing page")."""
+    if names and page in names:
+        return names[page]
     return f"lesson {int(page)}" if page.isdigit() else f"side quest {page}"
 
 
@@ -111,6 +114,7 @@ class Stages:
     items: list            # the source in order: a plain line (str) or a Block
     path: str = "harness_py/course/harness.py"
     parents: dict = field(default_factory=dict)    # point -> the point it follows (None: first)
+    names: dict = field(default_factory=dict)      # page -> its words, when not "lesson N"
 
     def __post_init__(self) -> None:
         if not self.parents:
@@ -150,7 +154,7 @@ class Stages:
         """The file lab `point` starts from: the previous solution with `point`'s blocks shown as
         gaps, or with their "given in lesson L" marks."""
         on = set(self.line(point))
-        words = page_words(page_of(point))
+        words = self.words(page_of(point))
         lines: list[str] = []
         for item in self.items:
             if isinstance(item, str):
@@ -195,11 +199,15 @@ class Stages:
         empty file. Two lines of context, as the page shows it."""
         before = self.previous(point)
         old = self.solution(before) if before else ""
-        where = f"{page_words(page_of(before))} lab {lab_of(before)}" if before else "empty"
+        where = f"{self.words(page_of(before))} lab {lab_of(before)}" if before else "empty"
         return list(difflib.unified_diff(
             old.splitlines(), self.starting(point).splitlines(),
             fromfile=f"harness.py ({where})", tofile=f"harness.py (lab {point})",
             n=2, lineterm=""))
+
+    def words(self, page: str) -> str:
+        """How page `page` is named in a starting file or a diff's header."""
+        return page_words(page, self.names)
 
     def blocks(self) -> list[Block]:
         return [item for item in self.items if isinstance(item, Block)]
@@ -370,27 +378,44 @@ def course_parents(course_yaml: Path | str = COURSE_YAML) -> dict[str, str | Non
     return parents
 
 
+PAGE_NAMES = {"closing": "the closing page"}
+
+
+def course_names(course_yaml: Path | str = COURSE_YAML) -> dict[str, str]:
+    """The pages a starting file names by their kind rather than their number: the closing page
+    carries the id 16, but nobody calls it "lesson 16"."""
+    import yaml
+    course = yaml.safe_load(Path(course_yaml).read_text(encoding="utf-8"))
+    return {str(page["id"]): PAGE_NAMES[page["kind"]] for page in course["pages"]
+            if page.get("kind") in PAGE_NAMES}
+
+
 def course_points(course_yaml: Path | str = COURSE_YAML) -> list[str]:
     """The stage points, in course order, from the labs of every lesson and side quest."""
     return list(course_parents(course_yaml))
 
 
 def load(path: Path | str | None = None, points: list[str] | None = None,
-         parents: dict[str, str | None] | None = None) -> Stages:
-    """Read and parse the marked source (by default the course's), with the points of
-    lessons/course.yaml unless `points` (one line) or `parents` (a tree) is given."""
+         parents: dict[str, str | None] | None = None,
+         names: dict[str, str] | None = None) -> Stages:
+    """Read and parse the marked source (by default the course's), with the points and page names
+    of lessons/course.yaml unless `points` (one line) or `parents` (a tree) is given."""
     source = Path(path) if path is not None else DEFAULT_SOURCE
+    names = dict(names or {})
     if parents is not None:
         points = list(parents) if points is None else points
     elif points is None:
         parents = course_parents()
         points = list(parents)
+        names = names or course_names()
     shown = str(source)
     try:
         shown = source.resolve().relative_to(ROOT).as_posix()
     except ValueError:
         pass
-    return parse(source.read_text(encoding="utf-8"), points, shown, parents)
+    stages = parse(source.read_text(encoding="utf-8"), points, shown, parents)
+    stages.names = names
+    return stages
 
 
 def main(argv: list[str] | None = None) -> int:

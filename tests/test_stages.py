@@ -146,6 +146,16 @@ def test_the_closing_page_is_on_the_main_chain():
     assert COURSE.capabilities(page)[-1] == page.capability
 
 
+def test_the_closing_page_is_named_by_its_kind_not_its_number():
+    """Nobody calls the closing page "lesson 16": its starting files and diffs say "the closing
+    page", whether the stages come from course.yaml or from the builder's course model."""
+    for cut in (STAGES, stages.load(parents=COURSE.parents, names=COURSE.page_names)):
+        assert "# given in the closing page\n" in cut.starting("16.1")
+        assert "lesson 16" not in cut.starting("16.1") + "\n".join(cut.diff("16.2"))
+        assert cut.diff("16.2")[0] == "--- harness.py (the closing page lab 1)"
+    assert "# given in lesson 15" in STAGES.starting("15.1")
+
+
 def test_a_page_download_folder_joins_its_lab_folder():
     """lessons/<folder>/download/ (the closing page's agent.py) is copied into the page's lab
     folder and its zip, next to harness.py and tests.py."""
