@@ -394,7 +394,12 @@ class Lab2(_LabCase):
         for text in ('{"path": "calc.py"', '"calc.py"'):
             data = json.loads(json.dumps(lab.OPENAI_TOOL))
             data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = text
-            got = self.call("openai_reply", harness.openai_reply, data)
+            try:
+                got = harness.openai_reply(data)
+            except Exception as error:
+                self.fail(f"openai_reply raised {type(error).__name__} on arguments {text!r}: "
+                          f"{error}. Catch it: such arguments make a failed reply, stop_reason "
+                          "'error', with no toolCall.")
             calls = [b for b in got.get("content", []) if b.get("type") == "toolCall"]
             self.assertEqual(got.get("stop_reason"), "error",
                              f"arguments {text!r} gave stop_reason {got.get('stop_reason')!r}; "
