@@ -182,7 +182,8 @@ class Lab1(_LabCase):
         """list_skills(ws) gives one {"name", "description", "path"} per skills/<name>/SKILL.md,
         sorted by name, the description "" when its front matter has none, skips a folder without
         a SKILL.md, and gives [] when there is no skills folder."""
-        got = self.call("list_skills", harness.list_skills, _disk())
+        got = self.call("with a skills/notes/ folder that holds no SKILL.md, list_skills",
+                        harness.list_skills, _disk())
         want = [{"name": "db-migrate", "description": "Write and run a database migration.",
                  "path": "skills/db-migrate/SKILL.md"},
                 {"name": "release", "description": "Cut a release: version, changelog, tag.",
@@ -195,7 +196,8 @@ class Lab1(_LabCase):
         self.assertEqual([dict(s) for s in got], want, f"for a SKILL.md with no front matter "
                          f"list_skills returned {got}; expected {want}: skill_description gives "
                          "\"\" and the skill is still listed.")
-        got = self.call("list_skills", harness.list_skills, lab.Workspace({"a.py": ""}))
+        got = self.call("with no skills folder, list_skills", harness.list_skills,
+                        lab.Workspace({"a.py": ""}))
         self.assertEqual(list(got), [], f"with no skills folder, list_skills returned {got!r}; "
                          "expected [].")
 
@@ -501,6 +503,7 @@ class Lab2(_LabCase):
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
         self.prompt(session, "Read handlers.py.")
         self.prompt(session, "Read it again.")
+        self.assertTrue(ws.exists(LOG), f"after two prompts there is no {LOG}: nothing was saved.")
         text = ws.read_text(LOG)
         kinds = {json.loads(line).get("type") for line in text.splitlines()}
         self.assertEqual(kinds, {"message"}, f"the log holds entries of the kinds {sorted(kinds)}; "
@@ -546,9 +549,9 @@ class Lab2(_LabCase):
                                  "exactly at the threshold; expected no compaction: over means "
                                  "over.")
 
-    def test_retry_same_prompt(self):
-        """After a refusal for length the Session compacts once and retries with the same system
-        prompt: the builder is still called once for that prompt."""
+    def refused_once(self, text):
+        """Four prompts of a session, then prompt(text) with a builder and a provider that refuses
+        its first request for length: (events, model, build, log)."""
         ws, tools, clock, build = _world()
         log = harness.SessionLog(ws, LOG)
         session = self.session(lab.capped(lab.ScriptedModel([lab.forever(_reader)])), build, tools,
@@ -565,7 +568,12 @@ class Lab2(_LabCase):
         model = lab.capped(lab.ScriptedModel([lab.forever(step)]))
         build.count = 0
         session = self.session(model, build, tools, log, keep_recent=60)
-        events = self.prompt(session, "Read app/AGENTS.md.")
+        return self.prompt(session, text), model, build, log
+
+    def test_retry_same_prompt(self):
+        """After a refusal for length the Session compacts once and retries with the same system
+        prompt: the builder is still called once for that prompt."""
+        events, model, build, log = self.refused_once("Read app/AGENTS.md.")
         self.assertEqual([e.get("reason") for e in events if e["type"] == "compaction"],
                          ["overflow"], "after the refusal the Session did not compact once.")
         self.systems(model)
@@ -575,6 +583,52 @@ class Lab2(_LabCase):
                          "again, instructions included.")
         self.assertTrue(len(work) >= 2 and len(set(work)) == 1, "the retry carried a different "
                         "system prompt from the refused request.")
+
+    def test_retry_adds_no_message(self):
+        """The retry after a refusal for length carries on from the log with prompt(None): the
+        prompt's user message is in the log once, and the log ends with the model's answer."""
+        text = "Read app/AGENTS.md."
+        events, model, build, log = self.refused_once(text)
+        messages = log.replay()
+        times = sum(m["role"] == "user" and m["content"] == text for m in messages)
+        hint = ("The retry resends the request as the log has it: prompt(None), not "
+                "prompt(text), which adds the user's message again." if times > 1 else
+                "Save every message of the run to the log, the retry's too.")
+        self.assertEqual(times, 1, f"after the retry the log holds {text!r} {times} times; "
+                         f"expected once. {hint}")
+        last = messages[-1] if messages else {}
+        self.assertTrue(last.get("role") == "assistant" and last.get("stop_reason") != "error",
+                        "after the retry the log does not end with the model's answer.")
+
+    def test_log_saves_messages(self):
+        """With a builder, every message of a prompt is saved to the log (lesson 11): after one
+        prompt the rebooted disk's log replays the user's message, the call, its result and the
+        answer."""
+        ws, tools, clock, build = _world()
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
+        session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
+        self.prompt(session, "Read AGENTS.md.")
+        disk = ws.reboot()
+        self.assertTrue(disk.exists(LOG), f"after a prompt there is no {LOG}: nothing was saved. "
+                        "Every Harness the Session makes saves to the log: subscribe "
+                        "persist_to(self.log) to it, as in lesson 12.")
+        roles = [m["role"] for m in harness.SessionLog(disk, LOG).replay()]
+        want = ["user", "assistant", "toolResult", "assistant"]
+        self.assertEqual(roles, want, f"after one prompt the log replays the roles {roles}; "
+                         f"expected {want}: every message the run made, saved as it ended.")
+
+    def test_keeps_no_prompt(self):
+        """When a prompt ends the Session keeps no copy of the system prompt it built: none of its
+        attributes holds the text, so no later prompt can reuse a stale one."""
+        ws, tools, clock, build = _world()
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
+        session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
+        self.prompt(session, "Read AGENTS.md.")
+        for name, value in vars(session).items():
+            self.assertFalse(isinstance(value, str) and harness.IDENTITY in value,
+                             f"after a prompt the Session's attribute {name!r} holds the system "
+                             "prompt it built. Keep the text in a local variable of prompt() and "
+                             "pass it to _harness: the next prompt builds its own.")
 
     def test_max_turns_still_brakes(self):
         """Lesson 05's brake holds with a builder: with max_turns=2 and a model that never stops
@@ -590,7 +644,7 @@ class Lab2(_LabCase):
         self.prompt(session, "Read forever.")
         self.assertEqual(len(model.calls), 2, f"the prompt made {len(model.calls)} model calls "
                          "with max_turns=2; expected 2.")
-        stop = session.messages[-1].get("error_message")
+        stop = session.messages[-1].get("error_message") if session.messages else None
         self.assertEqual(stop, "Agent stopped after max_turns=2", f"the record ends with "
                          f"{stop!r}; expected the max_turns stop.")
         self.assertEqual(len(harness.SessionLog(ws, LOG).replay()), len(session.messages),
