@@ -743,6 +743,23 @@ class Lab2(_LabCase):
         self.assertEqual((out, ok), ("", False), f"with no events the terminal showed {out!r} "
                          f"and finish() returned {ok!r}")
 
+    def test_terminal_line_per_message(self):
+        """A reply with no text (a call alone, or a failure before any word) adds no empty line, even after a reply whose words were printed: whether a line is open is worked out for each message."""
+        refusal = "400 prompt is too long: 9120 tokens > 8000 maximum"
+        model = lab.StreamingModel([
+            lab.reply("Let me look.", lab.call("read", {"path": "config.py"}, id="c1")),
+            lab.reply(lab.call("read", {"path": "config.py"}, id="c2")),
+            lab.error_event(lab.say(ANSWER), after=0, message=refusal)])
+        events, _ = self.run_of(model)
+        _, ok, out = self.render(harness.TerminalRenderer(), events)
+        want = f"Let me look.\n[read]\n[read]\nError: {refusal}\n"
+        self.assertEqual((out, ok), (want, False), f"three replies (words and a call, a call "
+                         f"alone, a refusal before any word) showed {out!r} and finish() "
+                         f"returned {ok!r}; expected {want!r} and False. Once a message_end has "
+                         "ended the line of pieces, the line is closed: reset the flag there, "
+                         "so the next message's end prints print() only if its own pieces were "
+                         "printed")
+
     def test_other_frontends_fold_updates(self):
         """FinalTextRenderer ignores the updates and still prints one answer; JsonRenderer prints one line per event, the updates included."""
         events, _ = self.run_of(lab.StreamingModel([lab.forever(_asker)]))
