@@ -218,6 +218,11 @@ class Lab1(_Case):
                          "pieces, await (so other tasks run) and then look at the token")
         self.assertEqual(runs, [], f"tools run: {runs}; a cancelled reply's calls never run")
         first = next((m for m in messages if m["role"] == "assistant"), None)
+        kept = first and harness.text_of(first) or ""
+        self.assertFalse(kept != words and kept.startswith(words), f"the reply recorded holds "
+                         f"{kept!r}, but only {words!r} was shown: a piece was kept that no "
+                         "listener saw. Look at the token after a piece is passed on and before "
+                         "the next one is added to the reply.")
         self.assertEqual(
             (first and harness.text_of(first), first and first.get("stop_reason"),
              first and first.get("error_message")),
@@ -225,6 +230,34 @@ class Lab1(_Case):
             f"the reply recorded is {first!r}; expected the words shown, {words!r}, in a "
             "failed reply with error_message CANCELLED_REPLY")
         self.assertEqual(len(model.calls), 1, f"the model was asked {len(model.calls)} times")
+
+    async def test_cancel_closes_the_stream(self):
+        """A cancel between two pieces closes the stream there and then: the model's stream is let go before the failed reply is recorded, not left open until the run ends."""
+        notes, messages, token = [], [], _token(self)
+        scripted = lab.StreamingModel([lab.reply("Reading the config first, then the port.")])
+
+        class Model:                          # a stream that notes when it is let go
+            def stream(self, system, context, tools):
+                try:
+                    yield from scripted.stream(system, context, tools)
+                finally:
+                    notes.append("closed")
+
+        async def on_event(event):
+            if event["type"] == "message_update" and not token.cancelled:
+                token.cancel()
+            if event["type"] == "message_end" and event["message"]["role"] == "assistant":
+                notes.append("recorded")
+        await self.run_all(self.agent(Model(), messages, [], token), "Cancelled mid-stream",
+                           on_event)
+        self.assertEqual(lab.shape(messages), "U A!",
+                         f"the record is {lab.shape(messages)}; expected U A!")
+        when = "only after" if notes == ["recorded", "closed"] else "not before"
+        self.assertEqual(notes, ["closed", "recorded"],
+                         f"the stream was closed {when} the failed reply was recorded ({notes}): "
+                         "once the token is seen between two "
+                         "pieces, close the stream (pieces.close()) before you record the reply, "
+                         "so the model's connection is let go at once")
 
     async def test_cancel_between_tools(self):
         """A cancel that lands after the first of two calls: the second never runs and gets cancelled_result, is_error; the model is not called again; the record is U A[c1,c2] R(c1) R(c2) A!, and the view of it is valid."""
@@ -513,6 +546,30 @@ class Lab2(_Case):
                          "before the consumer is handed it: a consumer may never come back.")
         self.assertIs(h.is_running, False, "after the abandoned run was closed, is_running is "
                       "True")
+
+    async def test_every_open_call_closed(self):
+        """A cancel closes every open call in the record, one from before this run included: resumed from U A[c0] (a power cut mid-tool) and cancelled mid-tool, the record gets INTERRUPTED for c0 and c1 at its end, the listeners hear both, and the view is valid."""
+        started, heard = asyncio.Event(), []
+        before = [lab.user("Deploy it."), lab.reply(lab.call("wait", {}, id="c0"))]
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1"))],
+                             [_blocking("wait", started)], messages=before)
+        h.subscribe(heard.append)
+        await self._escape(h, started)
+        added = list(h.messages[len(before) + 2:])
+        closed = sorted(m.get("tool_call_id") for m in added
+                        if (m.get("role"), m.get("content")) == ("toolResult", harness.INTERRUPTED))
+        self.assertEqual((lab.shape(h.messages[:len(before) + 2]), closed, len(added)),
+                         ("U A[c0] U A[c1]", ["c0", "c1"], 2),
+                         f"h.messages is {lab.shape(h.messages)}, INTERRUPTED for {closed}; "
+                         "expected U A[c0] U A[c1] then INTERRUPTED for c0 and c1: _close_calls "
+                         "answers every recorded call without a result, not only the last "
+                         "reply's, and appends at the end of the record")
+        ends = [e["message"] for e in heard if e["type"] == "message_end"]
+        self.assertEqual([m.get("tool_call_id") for m in ends[-2:]],
+                         [m.get("tool_call_id") for m in added],
+                         "the listeners did not hear every INTERRUPTED result as a message_end")
+        self.assertEqual(_view_problems(h.messages), [], "the view of the record is refused: "
+                         f"{_view_problems(h.messages)}")
 
     async def test_ordinary_ends_add_nothing(self):
         """A run that ends by itself, or is closed by its consumer, gets no INTERRUPTED from the finally: closed at tool_execution_start, the record stays U A[c1] for lesson 10's view to repair."""
