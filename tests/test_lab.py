@@ -753,3 +753,18 @@ def test_drain_gives_the_events_and_the_error_that_ended_the_run():
     events, error = lab.drain(run())
     assert events == [{"type": "agent_start"}] and isinstance(error, ValueError)
     assert lab.drain(iter([1, 2])) == ([1, 2], None)
+
+
+def test_labcase_call_fails_with_what_raised_and_the_hint():
+    class Case(lab.LabCase):
+        def runTest(self):
+            pass
+    case = Case()
+    assert case.call("double", lambda x: 2 * x, 4) == 8
+
+    def parse():
+        raise ValueError("bad")
+    with pytest.raises(AssertionError, match=r"^parse on 'x' raised ValueError: bad\. Catch it\.$"):
+        case.call("parse on 'x'", parse, hint="Catch it.")
+    with pytest.raises(AssertionError, match=r"^f raised KeyError: 'k'$"):
+        case.call("f", {}.__getitem__, "k")

@@ -27,12 +27,14 @@ class LabCase(unittest.TestCase):
     longMessage = False
     maxDiff = None
 
-    def call(self, what: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """function(*args, **kwargs), or a FAIL that says `what` raised, and what it raised."""
+    def call(self, what: str, function: Callable[..., Any], *args: Any, hint: str = "",
+             **kwargs: Any) -> Any:
+        """function(*args, **kwargs), or a FAIL that says `what` raised, what it raised, and
+        `hint`, what to do instead, when the test knows it."""
         try:
             return function(*args, **kwargs)
         except Exception as error:
-            self.fail(f"{what} raised {type(error).__name__}: {error}")
+            self.fail(f"{what} raised {type(error).__name__}: {error}" + (f". {hint}" if hint else ""))
 
 
 class TooManyCalls(RuntimeError):

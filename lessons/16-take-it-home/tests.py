@@ -394,12 +394,9 @@ class Lab2(_LabCase):
         for text in ('{"path": "calc.py"', '"calc.py"'):
             data = json.loads(json.dumps(lab.OPENAI_TOOL))
             data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = text
-            try:
-                got = harness.openai_reply(data)
-            except Exception as error:
-                self.fail(f"openai_reply raised {type(error).__name__} on arguments {text!r}: "
-                          f"{error}. Catch it: such arguments make a failed reply, stop_reason "
-                          "'error', with no toolCall.")
+            got = self.call(f"openai_reply on arguments {text!r}", harness.openai_reply, data,
+                            hint="Catch it: such arguments make a failed reply, stop_reason "
+                                 "'error', with no toolCall.")
             calls = [b for b in got.get("content", []) if b.get("type") == "toolCall"]
             self.assertEqual(got.get("stop_reason"), "error",
                              f"arguments {text!r} gave stop_reason {got.get('stop_reason')!r}; "
