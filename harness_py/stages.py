@@ -245,9 +245,11 @@ def _split_lead(code: list[str]) -> tuple[list[str], list[str]]:
 
 
 def parse(text: str, points: list[str], path: str = "harness_py/course/harness.py",
-          parents: dict[str, str | None] | None = None) -> Stages:
+          parents: dict[str, str | None] | None = None,
+          names: dict[str, str] | None = None) -> Stages:
     """Parse a marked source. Every mistake raises MarkerError naming `path` and the line.
-    `parents` gives each point the point it follows (default: `points` as one line)."""
+    `parents` gives each point the point it follows (default: `points` as one line); `names`, the
+    pages named otherwise than "lesson N" (default: none)."""
     known = set(points)
     parents = dict(parents) if parents else chain(points)
     lines_of = {point: set(_line(parents, point)) for point in points}
@@ -335,7 +337,8 @@ def parse(text: str, points: list[str], path: str = "harness_py/course/harness.p
             block.code.append(line)
     if block is not None:
         fail(block.line, "this block is never closed: add '#@ end'")
-    return Stages(points=list(points), items=items, path=path, parents=parents)
+    return Stages(points=list(points), items=items, path=path, parents=parents,
+                  names=dict(names or {}))
 
 
 def _check_overlap(items: list, block: Block, fail, lines_of: dict[str, set[str]]) -> None:
@@ -356,15 +359,23 @@ def course_parents(course_yaml: Path | str = COURSE_YAML) -> dict[str, str | Non
     """Every stage point, in course order, with the point it follows, from lessons/course.yaml.
     A lesson's labs continue the main chain. A side quest's labs (S2.1, S2.2) are a side branch:
     its first lab follows the last main point before it, and no main point follows any of them."""
+    return _parents_of(_course_pages(course_yaml))
+
+
+def _course_pages(course_yaml: Path | str) -> list[dict]:
+    """The pages of lessons/course.yaml, read once for both the points and the names."""
     try:
         import yaml
     except ImportError:
         raise RuntimeError("reading lessons/course.yaml needs PyYAML; pass points= instead") \
             from None
-    course = yaml.safe_load(Path(course_yaml).read_text(encoding="utf-8"))
+    return yaml.safe_load(Path(course_yaml).read_text(encoding="utf-8"))["pages"]
+
+
+def _parents_of(pages: list[dict]) -> dict[str, str | None]:
     parents: dict[str, str | None] = {}
     main: str | None = None
-    for page in course["pages"]:
+    for page in pages:
         kind, labs = page.get("kind"), page.get("labs") or []
         if kind in ("lesson", "closing"):   # the main chain
             for k in range(1, len(labs) + 1):
@@ -384,9 +395,11 @@ PAGE_NAMES = {"closing": "the closing page"}
 def course_names(course_yaml: Path | str = COURSE_YAML) -> dict[str, str]:
     """The pages a starting file names by their kind rather than their number: the closing page
     carries the id 16, but nobody calls it "lesson 16"."""
-    import yaml
-    course = yaml.safe_load(Path(course_yaml).read_text(encoding="utf-8"))
-    return {str(page["id"]): PAGE_NAMES[page["kind"]] for page in course["pages"]
+    return _names_of(_course_pages(course_yaml))
+
+
+def _names_of(pages: list[dict]) -> dict[str, str]:
+    return {str(page["id"]): PAGE_NAMES[page["kind"]] for page in pages
             if page.get("kind") in PAGE_NAMES}
 
 
@@ -401,21 +414,18 @@ def load(path: Path | str | None = None, points: list[str] | None = None,
     """Read and parse the marked source (by default the course's), with the points and page names
     of lessons/course.yaml unless `points` (one line) or `parents` (a tree) is given."""
     source = Path(path) if path is not None else DEFAULT_SOURCE
-    names = dict(names or {})
     if parents is not None:
         points = list(parents) if points is None else points
     elif points is None:
-        parents = course_parents()
+        pages = _course_pages(COURSE_YAML)
+        parents, names = _parents_of(pages), names or _names_of(pages)
         points = list(parents)
-        names = names or course_names()
     shown = str(source)
     try:
         shown = source.resolve().relative_to(ROOT).as_posix()
     except ValueError:
         pass
-    stages = parse(source.read_text(encoding="utf-8"), points, shown, parents)
-    stages.names = names
-    return stages
+    return parse(source.read_text(encoding="utf-8"), points, shown, parents, names)
 
 
 def main(argv: list[str] | None = None) -> int:
