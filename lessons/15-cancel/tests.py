@@ -187,7 +187,8 @@ class Lab1(_Case):
         want = ["agent_start", "turn_start", "message_end", "message_end", "turn_end", "agent_end"]
         self.assertEqual(_types(events), want, f"the events were {_types(events)}; expected {want}")
         self.assertEqual(lab.shape(messages), "U A!",
-                         f"the record is {lab.shape(messages)}; expected U A!")
+                         f"the record is {lab.shape(messages)}; expected U A!: the user's message, "
+                         "then the reply cut by the cancel, failed with CANCELLED_REPLY")
         self.assertEqual(messages[-1], harness.error_message(harness.CANCELLED_REPLY),
                          f"the reply is {messages[-1]!r}; expected "
                          "error_message(CANCELLED_REPLY)")
@@ -251,7 +252,8 @@ class Lab1(_Case):
         await self.run_all(self.agent(Model(), messages, [], token), "Cancelled mid-stream",
                            on_event)
         self.assertEqual(lab.shape(messages), "U A!",
-                         f"the record is {lab.shape(messages)}; expected U A!")
+                         f"the record is {lab.shape(messages)}; expected U A!: the user's message, "
+                         "then the reply cut by the cancel, failed with CANCELLED_REPLY")
         when = "only after" if notes == ["recorded", "closed"] else "not before"
         self.assertEqual(notes, ["closed", "recorded"],
                          f"the stream was closed {when} the failed reply was recorded ({notes}): "
@@ -568,8 +570,8 @@ class Lab2(_Case):
         self.assertEqual([m.get("tool_call_id") for m in ends[-2:]],
                          [m.get("tool_call_id") for m in added],
                          "the listeners did not hear every INTERRUPTED result as a message_end")
-        self.assertEqual(_view_problems(h.messages), [], "the view of the record is refused: "
-                         f"{_view_problems(h.messages)}")
+        problems = _view_problems(h.messages)
+        self.assertEqual(problems, [], f"the view of the record is refused: {problems}")
 
     async def test_ordinary_ends_add_nothing(self):
         """A run that ends by itself, or is closed by its consumer, gets no INTERRUPTED from the finally: closed at tool_execution_start, the record stays U A[c1] for lesson 10's view to repair."""
