@@ -74,6 +74,32 @@ def judge_wrong(project: Project, lesson: str) -> int:
     return 1 if bad else 0
 
 
+def judge_mutants(project: Project, lessons: list[str], lab: int | None, jobs: int | None) -> int:
+    """Make small mutants of the code each lab asks the reader to write, run each through the
+    lab's tests, and report the survivors no test kills and mutants.yaml does not explain."""
+    from builder import mutants
+
+    course = course_stage.load(project)
+    stages = Labs(project, course).stages
+    unexplained = 0
+    for lesson in lessons:
+        page = course.page(lesson.zfill(2) if lesson.isdigit() else lesson)
+        if page is None:
+            raise BuildError(project.rel(course.path), 0, f"there is no page {lesson} in the course")
+        if not page.labs:
+            raise BuildError(project.rel(course.path), 0, f"page {lesson} has no labs")
+        if lab is not None and not 1 <= lab <= len(page.labs):
+            raise BuildError(project.rel(course.path), 0, f"page {lesson} has no lab {lab} "
+                             f"(it has 1 to {len(page.labs)})")
+        equivalents = mutants.load_equivalents(project, page)
+        outcomes = mutants.run(project, page, stages, lab, jobs)
+        lines, missed = mutants.report(project, page, outcomes, equivalents, lab)
+        print("\n".join(lines), flush=True)
+        unexplained += missed
+    print(f"{unexplained} survivor{'s' if unexplained != 1 else ''} neither killed nor explained")
+    return 1 if unexplained else 0
+
+
 def cite(project: Project, repo: Path) -> int:
     """Read every {tau} citation of every written page at the pinned commit; write the lock."""
     from builder import source as source_stage, tau
@@ -117,6 +143,22 @@ def main(argv: list[str] | None = None) -> int:
             parser.add_argument("--lesson", required=True)
             args = parser.parse_args(argv[1:])
             return judge_wrong(project, args.lesson)
+        if argv[:1] == ["mutants"]:
+            parser = argparse.ArgumentParser(
+                prog="build.py mutants",
+                description="Mutate the code each lab asks for; report the survivors.")
+            which = parser.add_mutually_exclusive_group(required=True)
+            which.add_argument("--lesson", help="11, or a page's id: S2, 16")
+            which.add_argument("--all", action="store_true", help="every page with labs")
+            parser.add_argument("--lab", type=int, help="only this lab of the page (1, 2, ...)")
+            parser.add_argument("--jobs", type=int, help="worker processes (default: one a core)")
+            args = parser.parse_args(argv[1:])
+            if args.all:
+                course = course_stage.load(project)
+                lessons = [page.id for page in course.pages if page.labs]
+            else:
+                lessons = [args.lesson]
+            return judge_mutants(project, lessons, args.lab, args.jobs)
         parser = argparse.ArgumentParser(prog="build.py", description="Build the book.")
         parser.add_argument("--out", type=Path, default=project.root / "_site")
         parser.add_argument("--no-assets", action="store_true",
