@@ -106,6 +106,7 @@ _SWAP_COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast
                  ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 _SWAP_BINOP = {ast.Add: ast.Sub, ast.Sub: ast.Add}
 _BROAD = {"BaseException"}
+_SYMMETRIC = {"max", "min"}     # calls whose arguments' order cannot matter: swapping them is no slip
 
 
 def _changes(node: ast.AST) -> list[tuple[str, str]]:
@@ -128,7 +129,8 @@ def _changes(node: ast.AST) -> list[tuple[str, str]]:
                                                         node.right))))
     elif isinstance(node, ast.Call):
         plain = [a for a in node.args if not isinstance(a, ast.Starred)]
-        if len(plain) >= 2 and len(plain) == len(node.args) \
+        symmetric = isinstance(node.func, ast.Name) and node.func.id in _SYMMETRIC
+        if len(plain) >= 2 and len(plain) == len(node.args) and not symmetric \
                 and ast.unparse(plain[0]) != ast.unparse(plain[1]):
             args = [plain[1], plain[0], *plain[2:]]
             out.append(("arguments", ast.unparse(ast.Call(node.func, args, node.keywords))))

@@ -768,3 +768,29 @@ def test_labcase_call_fails_with_what_raised_and_the_hint():
         case.call("parse on 'x'", parse, hint="Catch it.")
     with pytest.raises(AssertionError, match=r"^f raised KeyError: 'k'$"):
         case.call("f", {}.__getitem__, "k")
+
+
+@pytest.mark.parametrize("args,said", [
+    ((["U"], "hi", []), "ScriptedModel: model call 1: the system prompt (the first argument) must be "
+                        "a string, as in complete(system, messages, tools); it got list ['U']"),
+    (("sys", "hello", []), "ScriptedModel: model call 1: messages (the second argument) must be a "
+                           "list of message dicts, as in complete(system, messages, tools); it got "
+                           "str 'hello'"),
+    (("sys", [], "read"), "ScriptedModel: model call 1: tools (the third argument) must be a list "
+                          "of tool specs, as in complete(system, messages, tools); it got str "
+                          "'read'"),
+])
+def test_a_request_in_the_wrong_shape_is_refused_in_a_sentence(args, said):
+    model = lab.ScriptedModel(["fine"])
+    with pytest.raises(TypeError) as caught:
+        model.complete(*args)
+    assert str(caught.value) == said
+    assert model.calls == [] and model.remaining == 1     # nothing recorded, no step used
+
+
+def test_a_streamed_or_windowed_request_is_checked_the_same_way():
+    for model in (lab.StreamingModel(["fine"]), lab.WindowedModel(["fine"], window=1000)):
+        with pytest.raises(TypeError, match=r"the system prompt \(the first argument\) must be"):
+            model.complete([lab.user("hi")], "sys", [])
+    with pytest.raises(TypeError, match=r"^StreamingModel: model call 1: messages"):
+        next(lab.StreamingModel(["fine"]).stream("sys", None, []))

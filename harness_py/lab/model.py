@@ -45,6 +45,28 @@ class Request:
     tools: list = field(default_factory=list)
     number: int = 0
 
+    @classmethod
+    def made(cls, who: str, system: Any, messages: Any, tools: Any, number: int) -> "Request":
+        """The request a harness made by calling complete(system, messages, tools) or stream(...),
+        checked for its shape the way a provider checks a request body before it reads it: the
+        system prompt is a string, messages a list of message dicts, tools a list (or None). A
+        harness that passes them in another order is told so, instead of being answered."""
+        def refuse(what: str, value: Any) -> TypeError:
+            return TypeError(f"{who}: model call {number}: {what}, as in complete(system, "
+                             f"messages, tools); it got {type(value).__name__} {_short(value)}")
+        if not isinstance(system, str):
+            raise refuse("the system prompt (the first argument) must be a string", system)
+        if not isinstance(messages, (list, tuple)) or not all(isinstance(m, dict) for m in messages):
+            raise refuse("messages (the second argument) must be a list of message dicts", messages)
+        if tools is not None and not isinstance(tools, (list, tuple)):
+            raise refuse("tools (the third argument) must be a list of tool specs", tools)
+        return cls(system, list(messages), list(tools or []), number)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
 
 class ScriptExhausted(RuntimeError):
     """The model was called more times than its script has steps. An ordinary error, not a
@@ -134,7 +156,7 @@ class ScriptedModel:
     def complete(self, system: str, messages: list, tools: list | None = None) -> dict:
         """Answer one request: record it, take the next step, and return an assistant message
         with `usage`. May raise PowerCut, ScriptExhausted, or whatever a raises() step holds."""
-        request = Request(system, list(messages), list(tools or []), len(self.calls) + 1)
+        request = Request.made(type(self).__name__, system, messages, tools, len(self.calls) + 1)
         self.calls.append(request)
         if self.check:
             problems = validate(request.messages)

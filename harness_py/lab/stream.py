@@ -147,7 +147,7 @@ class StreamingModel(ScriptedModel):
     def _answer(self, system: str, messages: list, tools: list | None) -> tuple[dict, Any]:
         """Record one request and answer it, as complete() does: (the reply, the fault of its
         step or None)."""
-        request = Request(system, list(messages), list(tools or []), len(self.calls) + 1)
+        request = Request.made(type(self).__name__, system, messages, tools, len(self.calls) + 1)
         self.calls.append(request)
         if self.check:
             problems = validate(request.messages)

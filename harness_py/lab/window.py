@@ -53,7 +53,7 @@ class WindowedModel(ScriptedModel):
         self.window = window
 
     def complete(self, system: str, messages: list, tools: list | None = None) -> dict:
-        request = Request(system, list(messages), list(tools or []), len(self.calls) + 1)
+        request = Request.made(type(self).__name__, system, messages, tools, len(self.calls) + 1)
         used = request_tokens(request)
         if used > self.window:
             self.calls.append(request)
