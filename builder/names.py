@@ -16,6 +16,10 @@ Said elsewhere, once, because that is where they are made:
 """
 from __future__ import annotations
 
+import json
+
+from stages import GAP_CLOSE, GAP_OPEN
+
 from .options import DEFAULT_TIMEOUT
 
 # Cross-origin isolation: with it, Stop interrupts Python through a SharedArrayBuffer instead of
@@ -44,4 +48,7 @@ def js_module() -> str:
         f"export const DEFAULT_TIMEOUT = {number(DEFAULT_TIMEOUT)}; // seconds a cell may run\n"
         "/** Where a lab's saved work lives in storage (\"labs\" section): lesson and lab number. */\n"
         "export const labKey = (lesson, lab) => `${lesson}-${lab}`;\n"
+        "/** The lines that open and close a gap in a lab's starting file (harness_py/stages.py). */\n"
+        f"export const GAP_OPEN = {json.dumps(GAP_OPEN)};\n"
+        f"export const GAP_CLOSE = {json.dumps(GAP_CLOSE)};\n"
     )

@@ -4,13 +4,11 @@
 import { request, stop } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText } from "./storage.js";
-import { labKey } from "./names.js";
+import { labKey, GAP_OPEN as GAP } from "./names.js";
 import { makeZip, download } from "./zip.js";
 import { button, element, steadyButton } from "./dom.js";
 
 const SITE = new URL("../../", import.meta.url);
-// The first line of every gap in a starting file (harness_py/stages.py writes them).
-const GAP = "# --- your code ---";
 const STARTING_TITLE = "The file you start from: harness.py";
 const MINE_TITLE = "Your harness.py (the starting file, with your code)";
 // Seconds one test may take before the run is stopped and that test named: the reference passes
@@ -34,6 +32,7 @@ class Lab {
     this.tests = data.tests;
     this.code = section.querySelector(".lab-starting");
     this.starting = this.code.textContent;    // the starting file is on the page once: here
+    section.bookLab = this;                    // for print.js: is the file the reader's own?
     this.list = section.querySelector(".lab-tests");
     this.editor = null;
     this.build();

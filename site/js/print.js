@@ -7,8 +7,10 @@
 // box, the answers on a page of their own) is book.css's @media print. The whole book to print
 // (print.html, book-print.js) is made a worksheet once, page by page: each page's answers after it.
 import { element } from "./dom.js";
+import { GAP_OPEN, GAP_CLOSE } from "./names.js";
 
 const opened = [];
+const gapped = [];  // the labs whose file is printed as its gaps: [its .lab-file, the note, the gaps]
 const copies = [];
 const moved = [];   // [node, its parent, the node after it]: where each moved part goes back
 const appendices = [];
@@ -62,6 +64,52 @@ function buildAnswers(lesson, of = "") {
   return section;
 }
 
+/** What a printed lab shows of harness.py: each gap, from the line before it to its end, with
+ * line numbers; the whole file is one download away (a lab's starting file runs to 800 lines). */
+export function gapsOf(text) {
+  const lines = text.replace(/\n$/, "").split("\n");
+  const width = String(lines.length).length;
+  const numbered = (k) => `${String(k + 1).padStart(width)}  ${lines[k]}`;
+  const parts = [];
+  let open = -1;
+  lines.forEach((line, k) => {
+    if (line.trim() === GAP_OPEN) open = k;
+    else if (line.trim() === GAP_CLOSE && open >= 0) {
+      let before = open - 1;
+      while (before >= 0 && !lines[before].trim()) before -= 1;
+      const from = before >= 0 ? before : open;
+      parts.push(lines.slice(from, k + 1).map((_, i) => numbered(from + i)).join("\n"));
+      open = -1;
+    }
+  });
+  return { gaps: parts.length, lines: lines.length, text: parts.join("\n\u22ee\n") };
+}
+
+/** Print a lab's file as its gaps, not whole: the reader's own text if an editor holds it, else
+ * the starting file. Where the lab shows what changed since the last lab, that diff already holds
+ * every gap, numbered as in the file, and the gaps are not printed twice. A note says where the
+ * whole file is. */
+function printGaps(lab) {
+  const file = lab.querySelector(".lab-file");
+  const holder = file?.querySelector(".code-editor");
+  const text = holder?.bookEditor ? holder.bookEditor.getText() : file?.querySelector(".lab-starting")?.textContent;
+  if (!file || text == null) return;
+  const { gaps, lines, text: shown } = gapsOf(text);
+  const link = lab.querySelector(".lab-local a[download]");
+  const where = link ? `in the lab folder, ${link.getAttribute("href")}` : "in the lab folder";
+  const starting = lab.bookLab?.starting ?? file.querySelector(".lab-starting")?.textContent;
+  const edited = text !== starting;
+  const inDiff = lab.querySelector(".lab-changes") && !edited;
+  const what = !gaps ? "It has no gap left to fill."
+    : inDiff ? `Its ${gaps === 1 ? "gap is" : `${gaps} gaps are`} in the changes above, numbered as in the file.`
+    : `Printed here: ${edited ? "your" : "its"} ${gaps === 1 ? "gap" : `${gaps} gaps`}, each from the line before it, numbered as in the file.`;
+  const note = element("p", "print-see", `The whole file (${lines} lines) is ${where}. ${what}`);
+  const shownGaps = gaps && !inDiff ? [element("pre", "print-gaps hl", shown)] : [];
+  file.querySelector("h3")?.after(note, ...shownGaps);
+  file.classList.add("print-gapped");
+  gapped.push([file, note, ...shownGaps]);
+}
+
 /** What the whole book calls a page in its answers: "Lesson 11", "Checkpoint B", "Welcome". */
 function pageName(article) {
   return article.querySelector(".lesson-number")?.textContent.trim()
@@ -69,7 +117,7 @@ function pageName(article) {
 }
 
 function before() {
-  if (copies.length || opened.length || appendices.length) return;
+  if (copies.length || opened.length || appendices.length || gapped.length) return;
   // A page with no question (the welcome page) gets no answers section.
   const answer = (article, of) => {
     const section = buildAnswers(article, of);
@@ -82,8 +130,9 @@ function before() {
     details.open = true;
     opened.push(details);
   });
+  document.querySelectorAll("section.lab").forEach(printGaps);
   document.querySelectorAll(".code-editor").forEach((holder) => {
-    if (!holder.bookEditor) return;
+    if (!holder.bookEditor || holder.closest(".lab-file")) return;
     const pre = document.createElement("pre");
     pre.className = "print-copy hl";
     pre.textContent = holder.bookEditor.getText();
@@ -96,6 +145,10 @@ function before() {
 function after() {
   opened.splice(0).forEach((details) => { details.open = false; });
   copies.splice(0).forEach((pre) => pre.remove());
+  gapped.splice(0).forEach(([file, ...added]) => {
+    added.forEach((node) => node.remove());
+    file.classList.remove("print-gapped");
+  });
   // Back in reverse order, so that each node's neighbour is already home when it is put back.
   moved.splice(0).reverse().forEach(([node, parent, next]) => parent.insertBefore(node, next));
   document.querySelectorAll(".print-see").forEach((note) => note.remove());

@@ -54,6 +54,7 @@ def test_the_whole_book_prints_every_page_in_order_each_with_its_answers_after_i
     reader = PdfReader(io.BytesIO(pdf))
     top = [item for item in reader.outline if not isinstance(item, list)][1:]   # after the book's own h1
     assert [item.title for item in top] == [p["title"] for p in written], "the pages, in course order"
+    assert len(reader.pages) <= 480, f"the whole book prints as {len(reader.pages)} A4 pages (labs print as their changes, not whole)"
     sheets = [reader.get_destination_page_number(item) for item in top] + [len(reader.pages)]
     assert sheets == sorted(sheets) and len(set(sheets)) == len(sheets)
 

@@ -215,10 +215,14 @@ def test_every_code_block_cell_and_lab_file_copies_its_exact_text(profiles, base
 # -- print ------------------------------------------------------------------------------------
 
 def squeeze(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    """The text with no whitespace, ligatures read as their letters (a PDF's "ﬁ")."""
+    import unicodedata
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
 
 
-def test_lesson_11_prints_whole_with_no_buttons(page, base_url, site_dir):
+def test_lesson_11_prints_its_labs_as_their_changes_with_no_buttons(page, base_url, site_dir):
+    """A printed lab shows its spec, what changed since the last lab (every gap, numbered as in
+    the file) and where the whole file is; not the whole file, which is one download away."""
     from pypdf import PdfReader
     page.goto(base_url + "lesson-11.html")
     wait_editor(page, ".lab")
@@ -228,21 +232,51 @@ def test_lesson_11_prints_whole_with_no_buttons(page, base_url, site_dir):
     pdf = page.pdf(format="A4")
     text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages)
     printed = squeeze(text)
-    for name in ("harness.py", "harness-lab2.py"):
+    for number, name in ((1, "harness.py"), (2, "harness-lab2.py")):
         starting = (site_dir / "downloads" / "lesson-11" / name).read_text()
-        assert squeeze(starting) in printed, f"the starting file {name} is not printed whole"
+        assert squeeze(starting) not in printed, f"the starting file {name} is printed whole"
+        lines = starting.splitlines()
+        gap = next(k for k, line in enumerate(lines) if line.strip() == "# --- your code ---")
+        assert squeeze(lines[gap + 1]) in printed, f"lab {number}'s first gap is not printed"
+        assert squeeze(f"The whole file ({len(lines)} lines) is in the lab folder, "
+                       "downloads/lesson-11.zip.") in printed
+        spec = page.locator(f"#lab-11-{number} .lab-spec p").first.text_content()
+        assert squeeze(spec)[:60] in printed, f"lab {number}'s spec is not printed"
     lines = {line.strip() for line in text.splitlines()}
     for label in labels:
         assert label not in lines, f"the button {label!r} is printed"
     assert "Run tests" not in text and "Reset to the starting file" not in text
+    assert "answer the check above first" not in text, "a screen label is printed"
     # Explanations and model answers are printed open, chosen or not.
     for selector in (".check-explain", ".prompt-answer"):
         first = page.locator(selector).first
         body = first.evaluate("d => [...d.children].filter(c => c.tagName !== 'SUMMARY').map(c => c.textContent).join(' ')")
         assert squeeze(body)[:60] in printed, selector
     # And the page is as it was after printing.
-    assert page.locator(".print-copy").count() == 0
+    assert page.locator(".print-copy, .print-gaps, .print-see, .print-gapped").count() == 0
     assert page.locator(".lab .code-editor").first.is_visible()
+
+
+def test_a_lab_with_the_readers_code_prints_the_readers_gaps(page, base_url):
+    """Where the reader has written in a lab's file, the printed lab shows their gaps, numbered."""
+    from pypdf import PdfReader
+    page.goto(base_url + "lesson-01.html")
+    wait_editor(page, ".lab")
+    page.evaluate("""() => { const h = document.querySelector('.lab .code-editor');
+        const text = h.bookEditor.getText().replace('# --- your code ---', '# --- your code ---\\n    mine = "written by me"');
+        h.bookEditor.setText(text); }""")
+    text = squeeze("\n".join(p.extract_text() for p in PdfReader(io.BytesIO(page.pdf(format="A4"))).pages))
+    assert squeeze('mine = "written by me"') in text
+    assert squeeze("Printed here: your 2 gaps, each from the line before it, numbered as in the file.") in text
+
+
+def test_lesson_14_prints_in_at_most_25_a4_pages(page, base_url):
+    """The longest lesson's worksheet: its labs as their changes, its answers flowing on."""
+    from pypdf import PdfReader
+    page.goto(base_url + "lesson-14.html")
+    page.wait_for_selector(".check[data-live]")
+    sheets = len(PdfReader(io.BytesIO(page.pdf(format="A4"))).pages)
+    assert sheets <= 25, f"lesson 14 prints as {sheets} A4 pages"
 
 
 def test_lesson_03_prints_as_a_worksheet_with_the_answers_last(page, base_url):
