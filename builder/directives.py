@@ -16,6 +16,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from .code import highlight, script_json
+from .figures import FigureError, legible_width
 from .model import Capabilities, Check, Figure, Lab, Option, Prompt, SideBySide, fold
 from .options import NONE, Int, Path, Schema, Value, Words
 
@@ -97,8 +98,12 @@ def parse_figure(reader, token: Token, line: int) -> Figure:
         reader.fail(line, "a figure starts with a paragraph 'alt: <what the figure shows>'")
     if not inside[1].content[4:].strip():
         reader.fail(line, "the figure's alt text is empty")
+    try:
+        legible = legible_width(reader.project.room(reader.source.page) / src)
+    except FigureError as error:
+        reader.fail(line, f"figure file lessons/{reader.source.page.folder}/{src}: {error}")
     return Figure(number=0, line=line, src=src, alt=inside[1].content[4:].strip(),
-                  caption=reader.raw(inside[0].map[1], token.map[1]))
+                  caption=reader.raw(inside[0].map[1], token.map[1]), legible=legible)
 
 
 def parse_side_by_side(reader, token: Token, line: int) -> SideBySide:
@@ -202,7 +207,7 @@ def draw_prompt(token: Token, render: Render, page) -> dict:
 def draw_figure(token: Token, render: Render, page) -> dict:
     figure = token.meta["node"]
     return {"prefix": page.prefix, "number": figure.number,
-            "src": "assets/" + figure.src, "alt": figure.alt,
+            "src": "assets/" + figure.src, "alt": figure.alt, "legible": figure.legible,
             "caption": _html(render, token.children[3:])}
 
 

@@ -72,6 +72,7 @@ class Figure:
     src: str
     alt: str
     caption: str
+    legible: int = 0               # CSS px at which its smallest label reads (builder/figures.py)
 
 
 @dataclass

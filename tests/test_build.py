@@ -896,3 +896,21 @@ def test_a_book_whose_right_answers_sit_in_one_position_stops_with_the_position_
                            "checks: the right option is in position 1 in none of 25 checks")
     assert "position 2 far more often than chance (25 of 25 checks, 8.3 by chance)" in head
     assert [row.split() for row in table.splitlines()][1] == ["position", "1", "25", "0", "8.3"]
+
+
+def test_a_figure_is_given_the_width_at_which_its_smallest_label_reads(tmp_path):
+    from builder.figures import LEGIBLE_PX, FigureError, legible_width
+    small = tmp_path / "small.svg"
+    small.write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 700 400"><style>'
+                     'text { font-size: 12px; } .tiny { font-size: 7px; }</style>'
+                     '<text font-size="9">a</text></svg>', encoding="utf-8")
+    assert legible_width(small) == round(700 * LEGIBLE_PX / 7)
+    big = tmp_path / "big.svg"
+    big.write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 640 300">'
+                   '<text font-size="14">a</text></svg>', encoding="utf-8")
+    assert legible_width(big) == 640
+    boxless = tmp_path / "boxless.svg"
+    boxless.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="10"/>', encoding="utf-8")
+    with pytest.raises(FigureError) as caught:
+        legible_width(boxless)
+    assert str(caught.value) == 'its <svg> has no viewBox="0 0 WIDTH HEIGHT", so its size is unknown'

@@ -14,10 +14,12 @@ import * as print from "./print.js";
 import * as contents from "./contents.js";
 import * as search from "./search.js";
 import * as pagekeys from "./pagekeys.js";
+import * as figures from "./figures.js";
 
 theme.init(); // the header's theme toggle (the theme itself is set before the first paint)
 search.init(); // the header's search box, and "/" to reach it
 pagekeys.init(); // ← and → for the previous and the next page
+figures.init(); // a figure tapped opens large, to pan and zoom
 // Then: Pyodide boots while the rest of the page is set up; a page with no code (the course
 // map) starts no Python at all.
 if (document.querySelector(".cell, .lab")) python.init();
