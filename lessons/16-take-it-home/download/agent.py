@@ -117,9 +117,9 @@ class Folder:
     is taken relative to `root` and refused if it resolves outside it (../, an absolute path, a
     symbolic link out) or into .agent/, where the session lives (in any case of letters: on a
     file system that ignores case, .AGENT is .agent). A write goes to a new file that then takes
-    the old one's place, so a kill never leaves half a file. An append is flushed and fsync'ed,
-    and a Ctrl-C waits for it: a line once written is whole, and survives a kill (the operating
-    system has it) and a power cut (the disk has it)."""
+    the old one's place, so a kill never leaves half a file. An append is one write to the
+    operating system, which a Ctrl-C waits for, so a kill never leaves half a line; the fsync
+    after it is for a power cut (lesson 11)."""
 
     def __init__(self, root, private=(PRIVATE,)):
         self.root = Path(root).resolve()
@@ -149,10 +149,15 @@ class Folder:
     def append_text(self, path, text):
         full = self._path(path)
         full.parent.mkdir(parents=True, exist_ok=True)
-        with INTERRUPTS.held(), open(full, "a", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
+        data = text.encode("utf-8")
+        with INTERRUPTS.held():
+            fd = os.open(full, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                while data:                     # one write, for a file on disk
+                    data = data[os.write(fd, data):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def listdir(self, path="."):
         return sorted(p.name for p in self._path(path).iterdir()
