@@ -413,7 +413,7 @@ def test_ctrl_c_while_the_provider_holds_its_answer(home, provider):
         took = agent.interrupt()
         server.release()
         time.sleep(0.3)
-        assert took < 3, f"exited {took:.1f} s after Ctrl-C"
+        assert took < 5, f"exited {took:.1f} s after Ctrl-C"
         assert agent.process.returncode == 130, agent.stderr
         assert len(server.requests) == 3
         assert lab.shape(_messages(home)) == "U A[r1] R(r1) A[w1] R(w1)"
@@ -430,7 +430,7 @@ def test_ctrl_c_at_the_question(home):
         agent = _Agent(home, "anthropic", server, TASK)
         _until(lambda: b"allow it?" in agent.err)
         took = agent.interrupt()
-        assert took < 3 and agent.process.returncode == 130, agent.stderr
+        assert took < 5 and agent.process.returncode == 130, agent.stderr
         assert len(server.requests) == 2
     assert lab.shape(_messages(home)) == "U A[r1] R(r1) A[w1] R(w1)"
     cut = _messages(home)[4]
@@ -449,7 +449,7 @@ def test_ctrl_c_while_a_command_runs(home):
         _until(lambda: pid_file.exists() and pid_file.read_text().strip())
         took = agent.interrupt()
         time.sleep(0.3)
-        assert took < 3 and agent.process.returncode == 130, agent.stderr
+        assert took < 5 and agent.process.returncode == 130, agent.stderr
         assert len(server.requests) == 1
     pid = int(pid_file.read_text())
     _until(lambda: _gone(pid), 5)

@@ -630,9 +630,12 @@ def start(args):
         return head + f"Working folder: {root}" + tail if found else \
             text + f"\nWorking folder: {root}"
 
-    (root / PRIVATE).mkdir(exist_ok=True)
-    if not (root / PRIVATE / ".gitignore").exists():     # git add -A, git clean: not the session
-        replace(root / PRIVATE / ".gitignore", b"*\n")
+    try:
+        (root / PRIVATE).mkdir(exist_ok=True)
+        if not (root / PRIVATE / ".gitignore").exists():  # git add -A, git clean: not the session
+            replace(root / PRIVATE / ".gitignore", b"*\n")
+    except OSError as error:
+        raise Stop(f"agent.py: cannot keep the session in {root / PRIVATE}: {error}") from None
     print(f"[{model!r}, folder {root}, log {LOG}]", file=sys.stderr)
     INTERRUPTS.install()
     try:
