@@ -19,6 +19,12 @@ lesson 10's INTERRUPTED result in the log, and no request goes out after it.
 """
 from __future__ import annotations
 
+import signal
+import sys
+
+if __name__ == "__main__":   # a Ctrl-C while the imports below run: stop quietly, nothing is written
+    signal.signal(signal.SIGINT, lambda signum, frame: sys.exit(130))
+
 import argparse
 import asyncio
 import contextlib
@@ -27,9 +33,7 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 import traceback
 import unicodedata
@@ -568,12 +572,16 @@ def parse(argv):
 
 
 def main(argv=None):
-    args = parse(argv)
+    INTERRUPTS.install()
     try:
+        args = parse(argv)
         return start(args)
     except Stop as stop:
         print(stop, file=sys.stderr)
         return stop.code
+    except KeyboardInterrupt:         # before the run began: nothing was written or sent
+        print("\n[stopped before the run began]", file=sys.stderr)
+        return 130
 
 
 def start(args):
@@ -637,7 +645,6 @@ def start(args):
     except OSError as error:
         raise Stop(f"agent.py: cannot keep the session in {root / PRIVATE}: {error}") from None
     print(f"[{model!r}, folder {root}, log {LOG}]", file=sys.stderr)
-    INTERRUPTS.install()
     try:
         if prompt:
             session = harness.Session(model, system, tools, log, window=args.window,
