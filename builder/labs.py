@@ -98,7 +98,9 @@ class Labs:
                 diff=self.stages.diff(point) if before else [], changes_title=changes,
                 tests=mine, tests_path=f"py/tests/{tests_name(page)}",
                 download=f"downloads/lesson-{page.id}/",
-                file_name="harness.py" if number == 1 else f"harness-lab{number}.py")
+                file_name="harness.py" if number == 1 else f"harness-lab{number}.py",
+                take_home=([f"downloads/lesson-{page.id}/{name}" for name in self._extras(page)]
+                           if number == len(page.labs) else []))
         return views
 
     # -- files for the reader's machine and for the worker ----------------------------------------

@@ -4,15 +4,25 @@ The closing page's download folder holds agent.py; with the reference harness of
 as harness.py it must finish a multi-step task in each wire format (read a file, write a fix, run
 a command), ask before the write and the command, keep the key out of the log, answer a "no" to
 the model as a result it can read, and survive a kill mid-task: the log it leaves replays, and
---resume carries the session on to the end."""
+--resume carries the session on to the end.
+
+Then what a real key and a real terminal need (issue 37): no command sees a provider key; the
+y/N question shows the whole command, escaped, and so does the screen; a command cannot break
+the log, and a broken log gets a sentence and --repair-log; the first Ctrl-C stops at once
+(provider wait, question, command), records INTERRUPTED and sends nothing more; a command is
+stopped with everything it started and its output is capped as it is read; bad input and an
+unfinished harness get a sentence before anything is written or sent."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -242,3 +252,357 @@ def test_ask_first_keeps_an_async_tool_async(tmp_path, reference):
     assert refused["is_error"] and "said no" in refused["content"], refused
     assert done == {**done, "content": "slept on it", "is_error": False}, done
     assert seen == [token]
+
+
+# -- safe with a real key and a real terminal ----------------------------------------------------
+
+class _Agent:
+    """agent.py started in the background, its stdout and stderr collected as they come."""
+
+    def __init__(self, home, provider, server, *extra, env=None):
+        self.process = subprocess.Popen(
+            _command(provider, server, *extra), cwd=home, env=env or _env(provider),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.out, self.err = bytearray(), bytearray()
+        self._readers = [threading.Thread(target=self._collect, args=(pipe, into), daemon=True)
+                         for pipe, into in ((self.process.stdout, self.out),
+                                            (self.process.stderr, self.err))]
+        for reader in self._readers:
+            reader.start()
+
+    @staticmethod
+    def _collect(pipe, into):
+        while chunk := os.read(pipe.fileno(), 4096):
+            into += chunk
+
+    def interrupt(self):
+        """One Ctrl-C; returns the seconds agent.py took to exit after it."""
+        sent = time.monotonic()
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=30)
+        for reader in self._readers:
+            reader.join(5)
+        return time.monotonic() - sent
+
+    @property
+    def stderr(self):
+        return self.err.decode("utf-8", "replace")
+
+
+def _until(condition, seconds=30):
+    end = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < end, "timed out waiting"
+        time.sleep(0.05)
+
+
+def _entries(home):
+    """Every line of the log read as JSON: a line that is not would fail here."""
+    return _log(home)
+
+
+def _one_command(command):
+    def job(turn, request):
+        return [lab.reply(lab.call("bash", {"command": command}, id="b1")),
+                lab.say("Done.")][min(turn, 1)]
+    return job
+
+
+def _gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_no_command_sees_a_provider_key(home, provider):
+    """`env` answered y: no key in its output, the log, the screen or the next request, whatever
+    variable held it."""
+    env = _env(provider)
+    env["OTHER_API_KEY"] = "sk-other-9c1d"
+    env["MY_COPY_OF_THE_KEY"] = KEY
+    with WireServer(_one_command("env")) as server:
+        done = subprocess.run(_command(provider, server, "show the environment"), cwd=home,
+                              env=env, input="y\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = _messages(home)[2]["content"]
+    assert "PATH=" in result, result                     # env ran
+    seen = (result + done.stdout + done.stderr + json.dumps([b for _, _, b in server.requests])
+            + (home / "project" / ".agent" / "session.jsonl").read_text())
+    assert KEY not in seen and "sk-other-9c1d" not in seen
+    assert "_API_KEY=" not in result
+
+
+def test_the_question_shows_the_whole_command_escaped(home):
+    """A command longer than any cut is shown to its last character before the y/N, and control
+    characters and a right-to-left override are shown escaped, never raw."""
+    long = "echo " + "a" * 420 + " ; echo HIDDEN-TAIL > tail.txt"
+    tricky = "echo safe \x1b[2K\r\u202eharmless"
+    def job(turn, request):
+        return [lab.reply(lab.call("bash", {"command": long}, id="b1")),
+                lab.reply(lab.call("bash", {"command": tricky}, id="b2")),
+                lab.say("Done.")][turn]
+    with WireServer(job) as server:
+        done = _run(home, "anthropic", server, "go", answers="y\nn\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    asked = done.stderr[done.stderr.index("? bash"):]
+    assert "HIDDEN-TAIL > tail.txt" in asked.split("allow it?")[0]
+    assert "\x1b" not in done.stderr and "\u202e" not in done.stderr and "\r" not in done.stderr
+    assert "echo safe \\x1b[2K\\r\\u202eharmless" in done.stderr
+
+
+def test_model_text_and_tool_output_are_escaped_on_screen(home):
+    """An escape sequence in the model's words or in a file it reads reaches the screen as text."""
+    (home / "project" / "notes.txt").write_text("\x1b[2K\r? read allowed (--yes)\n")
+    def job(turn, request):
+        return [lab.reply("Look: \x1b[31mred\x1b[0m", lab.call("read", {"path": "notes.txt"},
+                                                                 id="r1")),
+                lab.say("Bye \x1b]0;title\x07")][turn]
+    with WireServer(job) as server:
+        done = _run(home, "openai", server, "go")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\r" not in done.stdout
+    assert "Look: \\x1b[31mred" in done.stdout and "   \\x1b[2K" in done.stdout
+
+
+def test_a_command_cannot_break_the_log(home):
+    """A command that writes into .agent/ (answered y) finds it put back, says so in its result,
+    and the session goes on with a log that replays."""
+    command = "echo PWNED >> .agent/session.jsonl; rm .agent/.gitignore; echo done"
+    with WireServer(_one_command(command)) as server:
+        done = _run(home, "anthropic", server, "go", answers="y\n")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert lab.shape(_messages(home)) == "U A[b1] R(b1) A"
+        assert "put back" in _messages(home)[2]["content"]
+        assert (home / "project" / ".agent" / ".gitignore").read_text() == "*\n"
+        again = _run(home, "anthropic", server, "--resume", "once more", answers="y\n")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_torn_log_gets_a_sentence_and_a_way_out(home):
+    """A log whose last line was cut short: a sentence naming the line and --repair-log, nothing
+    sent; --repair-log keeps the whole lines and the old file; then --resume carries on."""
+    with WireServer(_stopper) as server:
+        assert _run(home, "anthropic", server, TASK, answers="n\n").returncode == 0
+        path = home / "project" / ".agent" / "session.jsonl"
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(lines[:-1]) + lines[-1][:30])
+        sent = len(server.requests)
+        torn = _run(home, "anthropic", server, "--resume", "go on")
+        assert torn.returncode != 0 and "Traceback" not in torn.stderr
+        assert f"line {len(lines)} of {len(lines)}" in torn.stderr, torn.stderr
+        assert "--repair-log" in torn.stderr and len(server.requests) == sent
+        fixed = _run(home, "anthropic", server, "--repair-log")
+        assert fixed.returncode == 0, fixed.stderr
+        assert len(_entries(home)) == len(lines) - 1
+        assert (path.parent / "session.jsonl.broken-1").exists()
+        resumed = _run(home, "anthropic", server, "--resume", "go on", answers="n\n")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_ctrl_c_while_the_provider_holds_its_answer(home, provider):
+    """The first Ctrl-C stops at once, mid-request; no request goes out after it; the log replays
+    and the hint says how to resume."""
+    with WireServer(_job) as server:
+        server.hold(2)
+        agent = _Agent(home, provider, server, TASK, "--yes")
+        assert server.holding.wait(30)
+        took = agent.interrupt()
+        server.release()
+        time.sleep(0.3)
+        assert took < 5, f"exited {took:.1f} s after Ctrl-C"
+        assert agent.process.returncode == 130, agent.stderr
+        assert len(server.requests) == 3
+        assert lab.shape(_messages(home)) == "U A[r1] R(r1) A[w1] R(w1)"
+        assert "--resume" in agent.stderr and "Traceback" not in agent.stderr
+        resumed = _run(home, provider, server, "--resume", "--yes")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert lab.shape(_messages(home)) == "U A[r1] R(r1) A[w1] R(w1) A[b1] R(b1) A"
+
+
+def test_ctrl_c_at_the_question(home):
+    """The first Ctrl-C at the y/N question stops the run: the write gets INTERRUPTED in the log,
+    nothing is written, and no request goes out after it."""
+    with WireServer(_job) as server:
+        agent = _Agent(home, "anthropic", server, TASK)
+        _until(lambda: b"allow it?" in agent.err)
+        took = agent.interrupt()
+        assert took < 5 and agent.process.returncode == 130, agent.stderr
+        assert len(server.requests) == 2
+    assert lab.shape(_messages(home)) == "U A[r1] R(r1) A[w1] R(w1)"
+    cut = _messages(home)[4]
+    assert cut["is_error"] and cut["content"].startswith("Tool call interrupted")
+    assert (home / "project" / "calc.py").read_text() == BUGGY
+    assert "--resume" in agent.stderr
+
+
+def test_ctrl_c_while_a_command_runs(home):
+    """The first Ctrl-C kills the command and all it started, records INTERRUPTED (not an exit
+    code), and sends nothing more."""
+    command = "echo $$ > pid.txt; sleep 30; echo ran > ran.txt"
+    with WireServer(_one_command(command)) as server:
+        agent = _Agent(home, "openai", server, "go", "--yes")
+        pid_file = home / "project" / "pid.txt"
+        _until(lambda: pid_file.exists() and pid_file.read_text().strip())
+        took = agent.interrupt()
+        time.sleep(0.3)
+        assert took < 5 and agent.process.returncode == 130, agent.stderr
+        assert len(server.requests) == 1
+    pid = int(pid_file.read_text())
+    _until(lambda: _gone(pid), 5)
+    assert lab.shape(_messages(home)) == "U A[b1] R(b1)"
+    assert _messages(home)[2]["content"].startswith("Tool call interrupted")
+    assert not (home / "project" / "ran.txt").exists()
+
+
+def test_a_command_is_stopped_whole(home):
+    """A time-out (--timeout) stops the command and what it started; a command that leaves a
+    process in the background returns when it ends, and the process is stopped."""
+    def job(turn, request):
+        return [lab.reply(lab.call("bash", {"command": "(sleep 30; echo late > late.txt) & "
+                                                       "echo $! > pid.txt; sleep 30"}, id="b1")),
+                lab.reply(lab.call("bash", {"command": "sleep 31 & echo $! > bg.txt; echo up"},
+                                   id="b2")),
+                lab.say("Done.")][turn]
+    began = time.monotonic()
+    with WireServer(job) as server:
+        done = _run(home, "anthropic", server, "go", "--yes", "--timeout", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.monotonic() - began < 15
+    first, second = _messages(home)[2]["content"], _messages(home)[4]["content"]
+    assert "timed out after 1 s" in first and "Command exited with code 124" in first
+    assert second.startswith("up") and "background" in second
+    for name in ("pid.txt", "bg.txt"):
+        pid = int((home / "project" / name).read_text())
+        _until(lambda: _gone(pid), 5)
+
+
+def _agent_module():
+    spec = importlib.util.spec_from_file_location("agent_under_test", AGENT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_output_is_capped_where_it_is_read(tmp_path):
+    """200 MB printed: the shell keeps the last `keep` bytes as it reads, and says how much there
+    was; memory does not grow with the output."""
+    import resource
+    agent = _agent_module()
+    shell = agent.Shell(tmp_path, keep=100_000)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    output, code = shell.run("head -c 200000000 /dev/zero | tr '\\0' 'x'; echo; echo last")
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert code == 0 and len(output) < 101_000
+    assert "printed 200000006 bytes" in output and "last" in output
+    assert grown_kb < 50_000, f"{grown_kb} kB more"
+
+
+def _refused(home, server, *extra, provider="anthropic"):
+    """agent.py refused before it wrote or sent anything."""
+    sent = len(server.requests)
+    done = _run(home, provider, server, *extra)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert len(server.requests) == sent
+    assert not (home / "project" / ".agent" / "session.jsonl").exists()
+    return done
+
+
+def test_a_harness_that_is_not_ready_gets_a_sentence(home):
+    """harness.py missing, with a syntax error, or the download's starting file: a sentence."""
+    harness_file = home / "harness.py"
+    with WireServer(_job) as server:
+        harness_file.unlink()
+        assert "no harness.py beside agent.py" in _refused(home, server, TASK).stderr
+        harness_file.write_text("def broken(:\n    pass\n")
+        assert "harness.py, line 1" in _refused(home, server, TASK).stderr
+        for point in ("16.1", "16.3"):
+            harness_file.write_text(stages.load().starting(point))
+            words = _refused(home, server, TASK).stderr
+            assert "Finish lab 16.3 first" in words, words
+
+
+def test_bad_flags_are_refused_before_anything_is_written(home):
+    """A folder that does not exist or is a file, --max-turns 0 or less, --resume with no session:
+    a sentence, and no session file, no folder, no request."""
+    with WireServer(_job) as server:
+        for extra in (["--folder", "projetc"], ["--folder", "project/calc.py"]):
+            command = _command("anthropic", server, TASK)[:-3] + extra + [TASK]
+            done = subprocess.run(command, cwd=home, env=_env("anthropic"), capture_output=True,
+                                  text=True, timeout=60)
+            assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+            assert "--folder" in done.stderr and not (home / "projetc").exists()
+        assert not server.requests
+        for turns in ("0", "-1"):
+            _refused(home, server, TASK, "--max-turns", turns)
+        assert "no session" in _refused(home, server, "--resume").stderr
+        assert not (home / "project" / ".agent").exists()
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_cut_stream_resumes_without_a_prefill(home, provider):
+    """A stream cut after its first words: the run fails with a hint to resume; --resume sends a
+    transcript that ends with a user's words (never the cut reply as a trailing assistant turn)."""
+    def job(turn, request):
+        return [lab.reply("Working on it.", lab.call("read", {"path": "calc.py"}, id="r1")),
+                lab.say("Done.")][min(turn, 1)]
+    with WireServer(job) as server:
+        server.cut(0)
+        failed = _run(home, provider, server, TASK)
+        assert failed.returncode == 1 and "[failed:" in failed.stdout, failed.stdout
+        assert "--resume" in failed.stderr
+        resumed = _run(home, provider, server, "--resume")
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        last = server.requests[-1][2]["messages"][-1]
+        assert last["role"] == "user" and "cut off" in json.dumps(last)
+        # a finished session is not sent again as it stands
+        assert "ended with the model's answer" in _refused_again(home, server, provider)
+
+
+def _refused_again(home, server, provider):
+    sent = len(server.requests)
+    done = _run(home, provider, server, "--resume")
+    assert done.returncode == 2 and len(server.requests) == sent, done.stderr
+    return done.stderr
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_wrong_key_is_the_providers_401(home, provider):
+    """A 401 in the body the provider sends: a failed reply with its words, a hint, the key in no
+    output and no log."""
+    with WireServer(_job) as server:
+        server.require_key("sk-the-right-one-1234")
+        done = _run(home, provider, server, TASK)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    expected = ("401 authentication_error: invalid x-api-key" if provider == "anthropic"
+                else "401 invalid_request_error: Incorrect API key provided: sk-*****GGED")
+    assert f"[failed: {expected}" in done.stdout, done.stdout
+    assert "--resume" in done.stderr
+    log_text = (home / "project" / ".agent" / "session.jsonl").read_text()
+    assert KEY not in log_text + done.stdout + done.stderr
+
+
+def test_the_small_things(home):
+    """The system prompt names the real folder; a write puts a new file in the old one's place
+    (its mode kept); .agent/ has a .gitignore of *; .AGENT is .agent to the tools."""
+    calc = home / "project" / "calc.py"
+    calc.chmod(0o755)
+    inode = calc.stat().st_ino
+    def job(turn, request):
+        return [lab.reply(lab.call("write", {"path": "calc.py", "content": FIXED}, id="w1")),
+                lab.reply(lab.call("read", {"path": ".AGENT/session.jsonl"}, id="r1")),
+                lab.say("Done.")][turn]
+    with WireServer(job) as server:
+        done = _run(home, "anthropic", server, TASK, "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    system = server.requests[0][2]["system"]
+    assert f"Working folder: {home / 'project'}" in system and "/workspace" not in system
+    assert calc.read_text() == FIXED and calc.stat().st_ino != inode
+    assert calc.stat().st_mode & 0o777 == 0o755
+    assert not [p for p in calc.parent.iterdir() if p.name.endswith(".tmp")]
+    assert (home / "project" / ".agent" / ".gitignore").read_text() == "*\n"
+    refused = _messages(home)[4]
+    assert refused["is_error"] and "agent's own record" in refused["content"]

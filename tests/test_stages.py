@@ -167,6 +167,18 @@ def test_a_page_download_folder_joins_its_lab_folder():
                    Labs(PROJECT, COURSE).downloads(COURSE.page("12")))
 
 
+def test_only_the_last_lab_of_a_page_with_a_download_folder_takes_it_home():
+    """The closing page's last lab names the files its "Take my harness home" zip adds to the
+    reader's harness (agent.py); its other labs, and other pages' labs, name none."""
+    from builder.labs import Labs
+    labs = Labs(PROJECT, COURSE)
+    views = labs.views(COURSE.page("16"), "lessons/16-take-it-home/page.md")
+    assert views[len(views)].take_home == ["downloads/lesson-16/agent.py"]
+    assert all(view.take_home == [] for number, view in views.items() if number < len(views))
+    assert all(view.take_home == [] for view in
+               labs.views(COURSE.page("12"), "lessons/12-context-wall/page.md").values())
+
+
 # ----------------------------------------------------------------------- lesson 11, as the seed
 
 # The seed's two starting files, whitespace collapsed, as the seed prints them (its lines 497 and

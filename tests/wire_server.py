@@ -13,7 +13,12 @@ anthropic-version. A bad request gets a 400 in the provider's error format.
 
 `server.requests` keeps (path, headers, body) of every request; `server.hold(turn)` makes the
 request of that turn wait until `server.release()`, and sets `server.holding` when it arrives, so
-a test can kill the client mid-task at a known place.
+a test can kill or interrupt the client mid-task at a known place. `server.cut(turn)` ends that
+turn's stream after its first piece, once, as a dropped connection does. `server.require_key(key)`
+answers any other key with a 401 in the body the provider sends (Anthropic's does not quote the
+key; OpenAI's shows only its first and last characters). Like Anthropic's API for current models,
+the server refuses a request that ends on an assistant message (a prefill), and both refuse an
+empty list of messages.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ class WireServer:
     def __init__(self, script):
         self.script, self.requests = script, []
         self.holding, self._released, self._hold_turn = threading.Event(), threading.Event(), None
+        self._cut_turn, self._key = None, None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -58,6 +64,12 @@ class WireServer:
         self.holding.clear()
         self._released.clear()
 
+    def cut(self, turn):
+        self._cut_turn = turn
+
+    def require_key(self, key):
+        self._key = key
+
     def release(self):
         self._hold_turn = None
         self._released.set()
@@ -70,6 +82,11 @@ class WireServer:
         headers = {k.lower(): v for k, v in handler.headers.items()}
         self.requests.append((handler.path, headers, body))
         wire = "anthropic" if handler.path.endswith("/messages") else "openai"
+        if self._key is not None:
+            sent = (headers.get("x-api-key") if wire == "anthropic"
+                    else headers.get("authorization", "").removeprefix("Bearer "))
+            if sent != self._key:
+                return _send_json(handler, 401, _unauthorized(wire, sent or ""))
         problem = (_anthropic_problem if wire == "anthropic" else _openai_problem)(headers, body)
         if problem:
             return _send_json(handler, 400, _error(wire, "invalid_request_error", problem))
@@ -78,14 +95,19 @@ class WireServer:
             self.holding.set()
             self._released.wait(30)
         reply = self.script(turn, body)
+        cut = body.get("stream") and turn == self._cut_turn
+        if cut:
+            self._cut_turn = None
         if wire == "anthropic":
             data = _anthropic_message(reply)
             if body.get("stream"):
-                return _send_sse(handler, _anthropic_stream(data))
+                events = list(_anthropic_stream(data))
+                return _send_sse(handler, events[:3] if cut else events)
         else:
             data = _openai_completion(reply)
             if body.get("stream"):
-                return _send_sse(handler, _openai_stream(data))
+                events = list(_openai_stream(data))
+                return _send_sse(handler, events[:1] if cut else events)
         return _send_json(handler, 200, data)
 
 
@@ -122,11 +144,27 @@ def _error(wire, kind, message):
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
+def _unauthorized(wire, sent):
+    """The 401 each provider sends for a wrong key."""
+    if wire == "anthropic":
+        return {"type": "error", "error": {"type": "authentication_error",
+                                           "message": "invalid x-api-key"}}
+    shown = f"{sent[:3]}*****{sent[-4:]}" if len(sent) > 8 else sent
+    return {"error": {"message": f"Incorrect API key provided: {shown}. You can find your API key "
+                                 "at https://platform.openai.com/account/api-keys.",
+                      "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}
+
+
 # -- Anthropic --------------------------------------------------------------------------------
 
 def _anthropic_problem(headers, body):
     if headers.get("anthropic-version") != "2023-06-01":
         return "anthropic-version: header is required"
+    if not body.get("messages"):
+        return "messages: at least one message is required"
+    if body["messages"][-1].get("role") == "assistant":
+        return ("This model does not support assistant message prefill. The conversation must "
+                "end with a user message.")
     previous_calls = set()
     for n, m in enumerate(body.get("messages", [])):
         if m.get("role") not in ("user", "assistant"):
@@ -180,6 +218,8 @@ def _anthropic_stream(message):
 
 def _openai_problem(headers, body):
     messages = body.get("messages", [])
+    if not any(m.get("role") != "system" for m in messages):
+        return "messages: the conversation has no message but the system prompt"
     previous_calls = set()
     for n, m in enumerate(messages):
         if m.get("role") == "tool":

@@ -14,6 +14,29 @@ const MINE_TITLE = "Your harness.py (the starting file, with your code)";
 // Seconds one test may take before the run is stopped and that test named: the reference passes
 // each in well under a second; only code that never finishes comes near it.
 export const TEST_LIMIT = 20;
+// The README of the "Take my harness home" zip: the commands, in short.
+const TAKE_HOME_README = `# Your agent
+
+harness.py is the harness you wrote in the book; it passed the closing page's last lab.
+agent.py runs it on a real model, in one folder of your machine. Python 3.10 or newer,
+nothing to install.
+
+    export ANTHROPIC_API_KEY=...                    # Anthropic's Messages API (the default)
+    python agent.py --folder ~/myproject "fix the failing test"
+
+    export OPENAI_API_KEY=...                       # OpenAI's Chat Completions
+    python agent.py --provider openai --folder ~/myproject "fix the failing test"
+
+    # a local server that speaks Chat Completions (here Ollama): no key
+    python agent.py --provider openai --base-url http://localhost:11434/v1 --model qwen3 "..."
+
+    python agent.py --folder ~/myproject --resume   # after Ctrl-C, a kill or a failure
+    python agent.py --folder ~/myproject --resume "now run the linter too"
+
+It asks before every write and every command (--yes: never; --allow read,bash: those tools
+never ask). The first Ctrl-C stops it at once. The session is in FOLDER/.agent/session.jsonl.
+python agent.py --help lists every option.
+`;
 
 async function fetchText(path) {
   const response = await fetch(new URL(path, SITE));
@@ -30,6 +53,7 @@ class Lab {
     this.number = Number(data.lab);
     this.key = labKey(this.lesson, this.number);
     this.tests = data.tests;
+    this.takeHomeFiles = Array.isArray(data.take_home) ? data.take_home : [];
     this.code = section.querySelector(".lab-starting");
     this.starting = this.code.textContent;    // the starting file is on the page once: here
     section.bookLab = this;                    // for print.js: is the file the reader's own?
@@ -48,6 +72,12 @@ class Lab {
     this.resetButton = button("Reset to the starting file", "lab-reset", () => this.reset());
     this.downloadButton = button("Download this lab's folder (.zip)", "lab-download", () => this.download());
     bar.append(this.runButton, this.stopButton, this.resetButton, this.downloadButton);
+    if (this.takeHomeFiles.length) {
+      // The closing page's last lab: once it passes, the reader's harness and agent.py in one zip.
+      this.takeHomeButton = button("Take my harness home", "lab-take-home", () => this.takeHome());
+      this.takeHomeButton.hidden = true;
+      bar.append(this.takeHomeButton);
+    }
     this.code.after(bar);
     // Finding one's way in a long file: the gaps, a search, and room to see more of it.
     const tools = document.createElement("div");
@@ -202,6 +232,7 @@ class Lab {
 
   showDone(passed) {
     for (const done of this.section.querySelectorAll(".lab-done, [data-lab-done]")) done.hidden = !passed;
+    if (this.takeHomeButton) this.takeHomeButton.hidden = !passed;
   }
 
   item(id) {
@@ -368,6 +399,21 @@ class Lab {
       ];
       for (const name of files) entries.push([`${folder}/${name}`, await fetchText(`py/${name}`)]);
       download(makeZip(entries), `${folder}-lab-${this.number}.zip`);
+    } catch (error) {
+      this.report.textContent = `The download could not be made: ${error.message}`;
+    }
+  }
+
+  /** One zip to run at home: the harness that passed (the editor's text if it has not been kept),
+   * the page's extra files (agent.py) and a README of the commands, in a folder my-agent/. */
+  async takeHome() {
+    try {
+      const harness = saved("labs", this.key)?.passedCode ?? this.currentText();
+      const entries = [["my-agent/harness.py", harness], ["my-agent/README.md", TAKE_HOME_README]];
+      for (const path of this.takeHomeFiles) {
+        entries.push([`my-agent/${path.split("/").pop()}`, await fetchText(path)]);
+      }
+      download(makeZip(entries), "my-agent.zip");
     } catch (error) {
       this.report.textContent = `The download could not be made: ${error.message}`;
     }

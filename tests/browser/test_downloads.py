@@ -84,3 +84,43 @@ def test_each_zip_unzips_to_a_lab_folder_that_runs_under_cpython(site_dir, stati
         # the starting file has gaps: its tests run and fail, one line each, never a usage error
         assert done.returncode == 1 and " passed, " in last and " failed" in last, \
             f"{zipped.name}: exit {done.returncode}\n{done.stdout[-800:]}\n{done.stderr[-800:]}"
+
+
+def test_the_closing_page_gives_one_zip_to_take_home(page, base_url, site_dir, tmp_path):
+    """Once lab 16.3 has passed, its "Take my harness home" button gives one zip: the harness that
+    passed, agent.py as the page's lab folder has it, and a README; agent.py runs from it."""
+    import json
+    from pathlib import Path
+    import stages
+    harness = stages.load().solution("16.3")
+    page.goto(base_url + "closing.html")
+    button = page.locator("#lab-16-3 .lab-take-home")
+    assert button.count() == 1 and button.is_hidden(), "offered before the lab passed"
+    work = {"format": 1, "saved": "", "answers": {}, "hints": {}, "cells": {},
+            "labs": {"16-3": {"passed": True, "passedCode": harness}}}
+    page.evaluate(f"localStorage.setItem('agent-harness-book/work', {json.dumps(json.dumps(work))})")
+    page.reload()
+    button.wait_for(state="visible", timeout=15_000)
+    assert page.locator("#lab-16-1 .lab-take-home").count() == 0
+    with page.expect_download() as info:
+        button.click()
+    assert info.value.suggested_filename == "my-agent.zip"
+    archive = tmp_path / "my-agent.zip"
+    info.value.save_as(archive)
+    with zipfile.ZipFile(archive) as zipped:
+        assert zipped.testzip() is None
+        assert sorted(zipped.namelist()) == ["my-agent/README.md", "my-agent/agent.py",
+                                             "my-agent/harness.py"]
+        zipped.extractall(tmp_path)
+    folder = tmp_path / "my-agent"
+    assert (folder / "harness.py").read_text() == harness
+    assert (folder / "agent.py").read_bytes() == (site_dir / "downloads" / "lesson-16" / "agent.py").read_bytes()
+    assert "--resume" in (folder / "README.md").read_text()
+    project = tmp_path / "project"
+    project.mkdir()
+    done = subprocess.run([sys.executable, "agent.py", "--folder", str(project), "--base-url",
+                           "http://127.0.0.1:9/v1", "--resume"], cwd=folder, capture_output=True,
+                          text=True, timeout=60)
+    # the zip's harness imports and is the finished one: the only complaint is the empty session
+    assert done.returncode == 2 and "no session" in done.stderr, done.stderr
+    assert Path(project).exists() and not (project / ".agent").exists()
