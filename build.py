@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 
 from builder import cells, course as course_stage
-from builder.assets import AssetError
-from builder.errors import BuildError
+from builder.errors import BuildError, ToolError
 from builder.labs import Labs
 from builder.pipeline import build
 from builder.project import Project
@@ -104,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.add_argument("--timeout", type=float, default=10.0)
             parser.add_argument("file", type=Path)
             args = parser.parse_args(argv[1:])
+            if not args.file.is_file():
+                print(f"build.py run: {args.file}: no such file", file=sys.stderr)
+                return 1
             return run_file(project, args.lesson, args.file, args.timeout)
         if argv[:1] == ["cite"]:
             parser = argparse.ArgumentParser(prog="build.py cite",
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as error:
         print(error, file=sys.stderr)
         return 1
-    except AssetError as error:         # a missing npm tool: say what to run, no traceback
+    except ToolError as error:          # npm's files, Node, esbuild: say what to run, no traceback
         print(f"build.py: {error}", file=sys.stderr)
         return 1
 

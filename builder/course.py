@@ -183,7 +183,19 @@ def _mapping_with_line(loader: LineLoader, node: yaml.MappingNode) -> dict:
     return mapping
 
 
+class _Items(list):
+    """A YAML list that knows the line of each item (`lines`: index -> line, from 1)."""
+    lines: dict[int, int]
+
+
+def _sequence_with_lines(loader: LineLoader, node: yaml.SequenceNode) -> list:
+    items = _Items(loader.construct_sequence(node, deep=True))
+    items.lines = {i: child.start_mark.line + 1 for i, child in enumerate(node.value)}
+    return items
+
+
 LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence_with_lines)
 
 
 def load(project: Project) -> Course:
@@ -197,11 +209,21 @@ def load(project: Project) -> Course:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         raise BuildError(where, mark.line + 1 if mark else 0, f"not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise BuildError(where, 0, "the course file holds no mapping: it needs tau: (repo and "
+                                   "commit) and pages: (a list, one entry a page)")
     tau = data.get("tau") or {}
-    if not tau.get("repo") or not tau.get("commit"):
+    if not isinstance(tau, dict) or not tau.get("repo") or not tau.get("commit"):
         raise BuildError(where, data.get("__line__", 1), "the course needs tau: repo and commit")
+    entries = data.get("pages") or []
+    if not isinstance(entries, list):
+        raise BuildError(where, data.get("__line__", 1), "pages: is a list, one entry a page")
     pages, seen = [], set()
-    for raw in data.get("pages") or []:
+    for number, raw in enumerate(entries, 1):
+        if not isinstance(raw, dict):
+            raise BuildError(where, getattr(entries, "lines", {}).get(number - 1, 0),
+                             f"page entry {number} is {raw!r}, not a mapping: a page is id:, "
+                             "kind:, title: and folder:")
         line = raw.get("__line__", 0)
         for key in ("id", "kind", "title"):
             if not raw.get(key):

@@ -90,7 +90,7 @@ def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
             cited.setdefault(citation.ref, []).append((parsed.rel, citation.line))
     rules.check_book(sources.values(), project.rel(course.path))
     lock = tau.lock_path(project.lessons)
-    tau.check(tau.read(project.lessons), course.tau_commit, cited, project.rel(lock))
+    tau.check(tau.read(project.lessons, project.rel(lock)), course.tau_commit, cited, project.rel(lock))
 
 
 def build(project: Project, out: Path, *, assets: bool = True,

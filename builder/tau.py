@@ -34,11 +34,22 @@ def lock_path(lessons: Path) -> Path:
     return lessons / LOCK_NAME
 
 
-def read(lessons: Path) -> Lock | None:
+def read(lessons: Path, rel: str = f"lessons/{LOCK_NAME}") -> Lock | None:
+    """The lock, or None when there is none. A lock that is not one (a merge conflict left in
+    it, a key missing) is a BuildError at `rel`: write it again with `cite`."""
     path = lock_path(lessons)
     if not path.exists():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
+    again = "run `python build.py cite --tau PATH-TO-TAU` to write it again"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise BuildError(rel, error.lineno, f"not valid JSON ({error.msg}, column {error.colno}); "
+                                            f"{again}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("commit"), str) \
+            or not isinstance(data.get("citations"), dict):
+        raise BuildError(rel, 1, f"a lock holds \"commit\" (a string) and \"citations\" (an "
+                                 f"object); {again}")
     return Lock(commit=data["commit"], entries=data["citations"])
 
 

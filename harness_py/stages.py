@@ -435,12 +435,17 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 2 or args[0] not in ("starting", "solution", "diff"):
         print("usage: stages.py starting|solution|diff POINT", file=sys.stderr)
         return 2
-    stages = load()
     what, point = args
-    if what == "diff":
-        print("\n".join(stages.diff(point)))
-    else:
-        print(getattr(stages, what)(point), end="")
+    try:
+        stages = load()
+        text = "\n".join(stages.diff(point)) + "\n" if what == "diff" else getattr(stages, what)(point)
+    except KeyError as error:           # a point the course does not have: its sentence, no traceback
+        print(f"stages.py: {error.args[0]}", file=sys.stderr)
+        return 2
+    except MarkerError as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(text, end="")
     return 0
 
 

@@ -117,7 +117,8 @@ def test_the_watch_goes_on_after_a_build_fails_with_any_error_and_the_page_shows
         watcher.join(5)
 
 
-EMPTY_COURSE = "AttributeError: 'NoneType' object has no attribute 'get' (course.py:200)"
+EMPTY_COURSE = ("lessons/course.yaml: the course file holds no mapping: it needs tau: (repo "
+                "and commit) and pages: (a list, one entry a page)")
 
 
 def _raise_unexpected(*args, **kwargs):
