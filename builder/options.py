@@ -191,9 +191,10 @@ NONE = Schema()
 
 DEFAULT_TIMEOUT = 10.0             # seconds a cell may run, at build time and in the page
 MAX_TIMEOUT = 600.0
+TIMEOUT = Seconds(high=MAX_TIMEOUT)  # a cell's timeout=, and `build.py run --timeout`
 
 CELL = Schema(
     flags=("editable", "raises", "answers"),
-    values=(Value("lab", Int(low=1)), Value("timeout", Seconds(high=MAX_TIMEOUT), DEFAULT_TIMEOUT),
+    values=(Value("lab", Int(low=1)), Value("timeout", TIMEOUT, DEFAULT_TIMEOUT),
             Value("id", Name())),
     example="```python cell editable lab=1 timeout=20 id=NAME")

@@ -67,6 +67,20 @@ def cited_text(repo: Path, commit: str, citation: Citation) -> str:
     return "".join(lines[citation.first - 1:citation.last])
 
 
+def check_repo(repo: Path, commit: str) -> None:
+    """`repo` is a git repository holding `commit`, or a CiteError says which it is not, before
+    any citation is read (else the first citation would take the blame)."""
+    if not repo.is_dir():
+        raise CiteError(f"{repo}: no such folder; give the path of a copy of Tau")
+    git = ["git", f"--git-dir={_git_dir(repo)}"]
+    if subprocess.run([*git, "rev-parse", "--git-dir"], capture_output=True).returncode != 0:
+        raise CiteError(f"{repo} is not a git repository; give the path of a copy of Tau (bare or "
+                        "not)")
+    if subprocess.run([*git, "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True).returncode:
+        raise CiteError(f"{repo} does not hold the pinned commit {commit[:12]}: fetch it there "
+                        "(git fetch), or give another copy of Tau")
+
+
 def _git_dir(repo: Path) -> Path:
     return repo / ".git" if (repo / ".git").exists() else repo
 
@@ -77,6 +91,7 @@ def digest(text: str) -> str:
 
 def write(lessons: Path, repo: Path, commit: str, citations: list[Citation]) -> Lock:
     """Read every citation at `commit` in `repo` and write the lock. Raises CiteError."""
+    check_repo(repo, commit)
     entries = {}
     for citation in sorted(citations, key=lambda c: c.ref):
         entries[citation.ref] = {"path": citation.path, "first": citation.first,

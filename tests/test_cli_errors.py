@@ -108,3 +108,51 @@ def test_a_tool_that_fails_is_one_line_from_build_py(capsys, monkeypatch, tmp_pa
     monkeypatch.setattr(cli, "build", no_node)
     assert said(capsys, ["--root", str(FIXTURE), "--out", str(tmp_path / "_site")]) == \
         (1, "", "build.py: node is not on PATH: the snapshot is made with Node\n")
+
+
+def test_cite_with_a_path_that_is_no_repository_blames_the_path(capsys, book, tmp_path):
+    pin = course_stage.load(Project.at(book)).tau_commit[:12]
+    missing, plain, empty = tmp_path / "nowhere", tmp_path / "plain", tmp_path / "empty"
+    plain.mkdir()
+    empty.mkdir()
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(empty)], check=True)
+    for path, sentence in [
+            (missing, f"{missing}: no such folder; give the path of a copy of Tau"),
+            (plain, f"{plain} is not a git repository; give the path of a copy of Tau (bare or not)"),
+            (empty, f"{empty} does not hold the pinned commit {pin}: fetch it there (git fetch), or "
+                    "give another copy of Tau")]:
+        assert said(capsys, ["--root", str(book), "cite", "--tau", str(path)]) == \
+            (1, "", f"build.py cite: {sentence}\n")
+
+
+def test_wrong_for_a_page_that_does_not_exist_says_so(capsys):
+    assert said(capsys, ["--root", str(FIXTURE), "wrong", "--lesson", "42"]) == \
+        (1, "", "lessons/course.yaml: there is no lesson 42\n")
+
+
+def test_wrong_for_a_page_without_labs_names_its_entry(capsys):
+    line = next(i for i, text in enumerate((FIXTURE / "lessons" / "course.yaml").read_text().splitlines(), 1)
+                if text == '  - id: "00"')
+    assert said(capsys, ["--root", str(FIXTURE), "wrong", "--lesson", "0"]) == \
+        (1, "", f"lessons/course.yaml:{line}: lesson 0 has no labs\n")
+
+
+@pytest.mark.parametrize("given, sentence", [
+    ("-1", "--timeout=-1: a number of seconds above 0 and at most 600"),
+    ("nan", "--timeout=nan: a number of seconds above 0 and at most 600"),
+    ("inf", "--timeout=inf: a number of seconds above 0 and at most 600"),
+    ("ten", "--timeout=ten: not a number of seconds")])
+def test_run_timeout_is_read_as_a_cells_timeout_is(capsys, tmp_path, given, sentence):
+    cell = tmp_path / "cell.py"
+    cell.write_text("print(1)\n")
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["--root", str(FIXTURE), "run", "--lesson", "1", "--timeout", given, str(cell)])
+    assert caught.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"build.py run: error: argument --timeout: {sentence}"
+
+
+def test_run_timeout_defaults_to_the_cells_default():
+    from builder import options
+    assert cli.run_parser().parse_args(["--lesson", "1", "f.py"]).timeout == options.DEFAULT_TIMEOUT
+    assert cli.run_parser().parse_args(["--lesson", "1", "--timeout", "2.5", "f.py"]).timeout == 2.5
