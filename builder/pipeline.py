@@ -85,7 +85,7 @@ def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
             designs = wrong.load(project, page, ids)
             wrong.check_applies(project, page, designs, labs.stages.solution)
             missing = [k for k in range(1, len(page.labs) + 1) if k not in {d.lab for d in designs}]
-        rules.check(parsed, project.room(page), missing)
+        rules.check(parsed, rules.Around(project.room(page), tuple(missing)))
         for citation in parsed.model.citations:
             cited.setdefault(citation.ref, []).append((parsed.rel, citation.line))
     rules.check_book(sources.values(), project.rel(course.path))

@@ -896,3 +896,31 @@ def test_a_book_whose_right_answers_sit_in_one_position_stops_with_the_position_
                            "checks: the right option is in position 1 in none of 25 checks")
     assert "position 2 far more often than chance (25 of 25 checks, 8.3 by chance)" in head
     assert [row.split() for row in table.splitlines()][1] == ["position", "1", "25", "0", "8.3"]
+
+
+def test_a_page_breaking_several_rules_names_every_problem_in_line_order(book, tmp_path):
+    """The rules stage says every problem of the page in one build, each with its line; the first
+    stays the error's own `file:line: message`."""
+    change(book, "::: hint Nearly the code\n`text.upper()", "::: hint Closer\n`text.upper()")
+    change(book, "```output\nto stdout\nto stderr\n```\n", "")
+    wrong_file = book / "lessons/01-hello/wrong.yaml"
+    wrong_file.write_text(wrong_file.read_text().split("- name: whisper")[0])
+    cell = line_of(book, "```python cell timeout=5 lab=2")
+    lab = line_of(book, "::::: lab 2")
+    hint = line_of(book, "::: hint Closer")
+    assert cell < lab < hint
+    assert fails(book, tmp_path) == "\n".join([
+        f"{LESSON}:{cell}: cell 1-4 declares no ```output: write what it prints, so the build proves it",
+        f"{LESSON}:{lab}: lab 2 has no wrong design: add one to wrong.yaml (a change the lesson argues "
+        f"against, which its tests must fail)",
+        f"{LESSON}:{hint}: lab 2: the last hint is titled 'Nearly the code' (today: 'Closer')"])
+
+
+def test_every_rule_of_a_page_is_in_rules():
+    """Adding a rule is adding a function to RULES: nothing is checked beside it."""
+    import inspect
+    from builder import rules
+    page_rules = {name for name, f in vars(rules).items() if inspect.isfunction(f)
+                  and f is not rules.check and list(inspect.signature(f).parameters) == ["source", "around"]}
+    assert page_rules == {rule.__name__ for rule in rules.RULES}
+    assert len(rules.RULES) == 7
