@@ -7,8 +7,8 @@ import { saved, update, hashText } from "./storage.js";
 import { labKey } from "./names.js";
 import { makeZip, download } from "./zip.js";
 import { button, element, steadyButton } from "./dom.js";
+import { fetchJSON, fetchText, pyPath } from "./files.js";
 
-const SITE = new URL("../../", import.meta.url);
 // The first line of every gap in a starting file (harness_py/stages.py writes them).
 const GAP = "# --- your code ---";
 const STARTING_TITLE = "The file you start from: harness.py";
@@ -16,12 +16,6 @@ const MINE_TITLE = "Your harness.py (the starting file, with your code)";
 // Seconds one test may take before the run is stopped and that test named: the reference passes
 // each in well under a second; only code that never finishes comes near it.
 export const TEST_LIMIT = 20;
-
-async function fetchText(path) {
-  const response = await fetch(new URL(path, SITE));
-  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
-  return response.text();
-}
 
 class Lab {
   constructor(section) {
@@ -359,15 +353,15 @@ class Lab {
 
   async download() {
     try {
-      const listing = JSON.parse(await fetchText("py/files.json"));
+      const listing = await fetchJSON(pyPath("files.json"));
       const files = (Array.isArray(listing) ? listing : listing.files).filter((name) => name.startsWith("lab/"));
       const folder = `lesson-${String(this.lesson).padStart(2, "0")}`;
-      const tests = this.tests.startsWith("py/") ? this.tests : `py/${this.tests}`;
+      const tests = pyPath(this.tests);
       const entries = [
         [`${folder}/harness.py`, this.currentText()],
         [`${folder}/tests.py`, await fetchText(tests)],
       ];
-      for (const name of files) entries.push([`${folder}/${name}`, await fetchText(`py/${name}`)]);
+      for (const name of files) entries.push([`${folder}/${name}`, await fetchText(pyPath(name))]);
       download(makeZip(entries), `${folder}-lab-${this.number}.zip`);
     } catch (error) {
       this.report.textContent = `The download could not be made: ${error.message}`;

@@ -4,8 +4,7 @@
 import { allWork, onChange, problem, replaceAll, warn } from "./storage.js";
 import { element } from "./dom.js";
 import { download } from "./zip.js";
-
-const SITE = new URL("../../", import.meta.url);
+import { fetchJSON } from "./files.js";
 export const EXPORT_KIND = "agent-harness-book progress";
 
 function lessonOf(id) {
@@ -53,9 +52,13 @@ function describe(progress) {
 
 let course = null;
 
-/** course.json, fetched once per page (an empty course when it cannot be read). */
+/** course.json, fetched once per page. A failure rejects with what went wrong (the caller says
+ * it), and the next call tries again. */
 export function courseOnce() {
-  course ??= fetch(new URL("course.json", SITE)).then((response) => response.json()).catch(() => ({ pages: [] }));
+  course ??= fetchJSON("course.json").catch((error) => {
+    course = null;
+    throw error;
+  });
   return course;
 }
 
