@@ -211,10 +211,10 @@ class Cell {
       {
         timeout: this.timeout,
         onOutput: (text) => this.output.append(text),
+        cancelled: () => this.cancelled,   // Stop while it waited its turn: never posted
         onStart: () => {
           this.started = true;
           this.setState("running", harness === null ? "running…" : "running against your harness…");
-          if (this.cancelled) stop(this.cancelled);
         },
       });
     this.finish(result);
@@ -234,6 +234,9 @@ class Cell {
       }
     } else if (result.type === "stopped") {
       this.output.note(`[Stopped: ${result.reason}. Python was restarted.]`);
+      this.setState("stopped", "stopped");
+    } else if (result.type === "cancelled") {
+      this.output.note(`[Stopped before it ran: ${result.reason}.]`);
       this.setState("stopped", "stopped");
     } else {
       this.output.note(`[Could not run: ${result.reason}]`);

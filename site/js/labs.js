@@ -244,8 +244,8 @@ class Lab {
       {
         // python.js's own limit is only the backstop of this one, per test
         timeout: TEST_LIMIT * (this.items().length + 1) + 30,
+        cancelled: () => this.cancelled,   // stopped while it waited its turn: never posted
         onStart: () => {
-          if (this.cancelled) return stop(this.cancelled);   // stopped while it waited its turn
           this.started = true;
           limit();
         },
