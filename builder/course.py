@@ -58,9 +58,12 @@ class Page:
             return "closing.html"
         return f"{self.kind}-{self.id.lower()}.html"
 
+    # How a page is named, in one place: its label alone, its heading, and the label joined to
+    # its title for a link, the window's title, a search result and the course map's Continue.
+
     @property
     def label(self) -> str:
-        """"11", "Checkpoint B", "Side quest S2": how a link to the page names it."""
+        """"11", "Checkpoint B", "Side quest S2"; the welcome and closing pages, their title."""
         if self.kind == "checkpoint":
             return f"Checkpoint {self.id}"
         if self.kind == "side-quest":
@@ -68,6 +71,23 @@ class Page:
         if self.kind in ("welcome", "closing"):
             return self.title
         return self.id
+
+    @property
+    def heading(self) -> str:
+        """What the page's header (and the book to print) calls it above its title: "Lesson 11",
+        "Checkpoint B"; nothing for the welcome page."""
+        if self.kind == "lesson":
+            return f"Lesson {self.id}"
+        return "" if self.kind == "welcome" else self.label
+
+    def named(self, sep: str = " · ", lesson_word: bool = False) -> str:
+        """The label and the title: "11 · The power cut" (with lesson_word, "Lesson 11 · ..."),
+        "Checkpoint B{sep}Title"; the welcome and closing pages, their title alone."""
+        if self.kind in ("welcome", "closing"):
+            return self.title
+        if self.kind == "lesson":
+            return f"{'Lesson ' if lesson_word else ''}{self.id} · {self.title}"
+        return f"{self.label}{sep}{self.title}"
 
     def point(self, lab: int) -> str:
         """The stage point of this page's lab `lab` (1-based): "11.2", or "S2.1" for a side

@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 
 class OptionError(ValueError):

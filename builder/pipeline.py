@@ -49,6 +49,7 @@ def _static(project: Project) -> dict[str, Content]:
 
 def _manifest_entry(page, source=None, views=None) -> dict:
     return {"id": page.id, "kind": page.kind, "number": page.number, "title": page.title,
+            "name": page.named(lesson_word=True),
             "subtitle": page.subtitle, "minutes": page.minutes, "capability": page.capability or None,
             "path": page.path if page.written else None,
             "questions": (len(source.model.checks) + len(source.model.prompts)) if source else 0,
@@ -57,12 +58,6 @@ def _manifest_entry(page, source=None, views=None) -> dict:
             "labs": [{"number": v.number, "title": v.title, "point": v.point,
                       "tests": [{"id": i, "sentence": s} for i, s in v.tests]}
                      for v in (views or {}).values()]}
-
-
-def _search_label(page) -> str:
-    """How a search result names its page: "Lesson 11 · The power cut"."""
-    name = f"Lesson {page.id}" if page.kind == "lesson" else page.label
-    return name if page.kind in ("welcome", "closing") else f"{name} · {page.title}"
 
 
 def _cells_key(parsed, reference: str) -> str:
@@ -150,7 +145,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
         report.cells += len(parsed.cells)
         report.labs += len(views)
     files.update(labs.py(written))
-    documents = search.documents([(page.path, _search_label(page), files[page.path]) for page in written])
+    documents = search.documents([(page.path, page.named(lesson_word=True), files[page.path]) for page in written])
     files["index.html"] = renderer.index()
     files["404.html"] = renderer.missing()
     files["print.html"] = renderer.book(drawn)

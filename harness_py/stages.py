@@ -80,10 +80,6 @@ def lab_of(point: str) -> int:
     return int(point.split(".")[1])
 
 
-def lesson_of(point: str) -> int:
-    return point_key(point)[0]
-
-
 def page_words(page: str, names: dict[str, str] | None = None) -> str:
     """How a page is named in a starting file: "lesson 11", "side quest S2", or the name
     lessons/course.yaml gives a page of its own kind ("the closing page")."""
@@ -467,13 +463,9 @@ def _parents_of(pages: list[dict]) -> dict[str, str | None]:
 PAGE_NAMES = {"closing": "the closing page"}
 
 
-def course_names(course_yaml: Path | str = COURSE_YAML) -> dict[str, str]:
+def _names_of(pages: list[dict]) -> dict[str, str]:
     """The pages a starting file names by their kind rather than their number: the closing page
     carries the id 16, but nobody calls it "lesson 16"."""
-    return _names_of(_course_pages(course_yaml))
-
-
-def _names_of(pages: list[dict]) -> dict[str, str]:
     return {str(page["id"]): PAGE_NAMES[page["kind"]] for page in pages
             if page.get("kind") in PAGE_NAMES}
 

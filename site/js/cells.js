@@ -5,10 +5,7 @@ import { request, stop, DEFAULT_TIMEOUT } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText, onChange } from "./storage.js";
 import { button, steadyButton } from "./dom.js";
-import { labKey } from "./names.js";
-
-// The name cellrun gives the cell in tracebacks; the build uses the same default.
-const CELL_NAME = "cell";
+import { CELL_NAME, labKey } from "./names.js";
 
 /** The output area: text only, with a note line for stops and failures. What it is given is
  * already capped where it was printed (cellrun.OUTPUT_CAP, whose last line says so). */
