@@ -924,3 +924,19 @@ def test_every_rule_of_a_page_is_in_rules():
                   and f is not rules.check and list(inspect.signature(f).parameters) == ["source", "around"]}
     assert page_rules == {rule.__name__ for rule in rules.RULES}
     assert len(rules.RULES) == 7
+
+
+def test_the_authoring_guides_directive_tables_are_written_from_the_registry():
+    """docs/authoring.md's directive and cell option tables are what `python -m builder.directives`
+    writes from the registry; every directive and option carries its one-line doc."""
+    from builder import directives, options
+    guide = (ROOT / "docs" / "authoring.md").read_text()
+    assert directives.guide_text(guide) == guide, "run python -m builder.directives"
+    for entry in directives.REGISTRY.values():
+        assert entry.doc, f"::: {entry.name} has no doc"
+        assert all(doc for _, doc in directives._option_rows(entry.options)), f"::: {entry.name}: an option has no doc"
+    assert all(doc for _, doc in directives._option_rows(options.CELL))
+    mentioned = set(re.findall(r":::+ ([a-z][a-z-]*)", guide)) - {"quiz"}   # its unknown directive
+    assert mentioned <= set(directives.REGISTRY), f"the guide names {mentioned - set(directives.REGISTRY)}"
+    closed = {name for name, entry in directives.REGISTRY.items() if entry.closed}
+    assert closed == {"check", "prompt", "side-by-side", "hints", "card"}, "the guide lists the closed ones"
