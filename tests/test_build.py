@@ -940,3 +940,26 @@ def test_the_authoring_guides_directive_tables_are_written_from_the_registry():
     assert mentioned <= set(directives.REGISTRY), f"the guide names {mentioned - set(directives.REGISTRY)}"
     closed = {name for name, entry in directives.REGISTRY.items() if entry.closed}
     assert closed == {"check", "prompt", "side-by-side", "hints", "card"}, "the guide lists the closed ones"
+
+
+def test_the_execute_pass_runs_pages_at_once_and_raises_the_first_failing_page_in_reading_order(book, tmp_path, monkeypatch):
+    """Execute is a pass over the whole book before any page is rendered; pages run at once."""
+    import threading
+    from builder import pipeline
+    meeting = threading.Barrier(2, timeout=20)     # broken unless both pages run at the same time
+    execute = pipeline.cells.execute
+
+    def together(*args, **kwargs):
+        meeting.wait()
+        return execute(*args, **kwargs)
+    monkeypatch.setattr(pipeline.cells, "execute", together)
+    build(Project.at(book), tmp_path / "a", assets=False, log=lambda line: None, jobs=2)
+
+    monkeypatch.setattr(pipeline.cells, "execute", execute)
+    welcome = "lessons/00-welcome/page.md"
+    text = (book / welcome).read_text()
+    fence = text.index("```output\n") + len("```output\n")
+    (book / welcome).write_text(text[:fence] + "not what it prints\n" + text[fence:])
+    change(book, "```output\nto stdout\nto stderr\n```\n", "```output\nto stdout\n```\n")
+    message = fails(book, tmp_path)
+    assert message.startswith(f"{welcome}:"), "of two failing pages, the first in reading order"
