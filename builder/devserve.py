@@ -22,7 +22,7 @@ import time
 import traceback
 from pathlib import Path
 
-from .errors import BuildError
+from .errors import BuildError, ToolError
 from .pipeline import build
 from .project import Project
 
@@ -131,8 +131,8 @@ def watched(project: Project) -> dict[Path, int]:
 
 
 def describe(error: BaseException) -> str:
-    """One sentence for an error that is not a BuildError: what it is, and the line of the
-    builder's own code it came from, so the overlay names a place rather than staying blank."""
+    """One sentence for an error that is not ours (BuildError, ToolError): what it is, and the
+    line of code it came from, so the overlay names a place rather than staying blank."""
     frames = traceback.extract_tb(error.__traceback__)
     where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {error}{where}"
@@ -150,7 +150,7 @@ class Builder:
         try:
             build(self.project, self.out, cache=self.cache, log=lambda line: None)
         except Exception as error:          # noqa: BLE001 -- any failure is shown, and the watch goes on
-            message = str(error) if isinstance(error, BuildError) else describe(error)
+            message = str(error) if isinstance(error, (BuildError, ToolError)) else describe(error)
             with self.state.lock:
                 self.state.error = message
             log(f"build failed: {message}")

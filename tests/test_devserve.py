@@ -147,3 +147,15 @@ def test_a_file_that_vanishes_while_the_folder_is_read_is_skipped(tmp_path, monk
     gone.write_text("saved halfway")
     files = devserve.watched(Project.at(book))
     assert gone not in files and book / PAGE in files
+
+
+def test_a_tool_that_fails_is_shown_as_its_own_sentence(tmp_path, monkeypatch):
+    from builder.search import SearchError
+    state = devserve.State()
+    builder = devserve.Builder(Project.at(FIXTURE), tmp_path / "_site", state)
+
+    def no_node(*args, **kwargs):
+        raise SearchError("node is not on PATH: the search index is made with Node")
+    monkeypatch.setattr(devserve, "build", no_node)
+    assert not builder.once(log=lambda line: None)
+    assert state.error == "node is not on PATH: the search index is made with Node"
