@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from builder import course as course_stage, pipeline, tau
+from builder import course as course_stage, tau
 from builder.errors import BuildError
 from builder.project import Project
 from builder.snapshot import SnapshotError
-from harness_py import stages
+
+import stages
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "book"
