@@ -25,8 +25,11 @@ build: setup
 serve: setup
 	$(PY) -m builder.devserve --port $(PORT)
 
-test: build
-	$(PY) -m builder.browser
+# The browser check comes first, with the system's Python alone: a machine without Chromium is
+# told what to install within seconds, before anything is set up or built.
+test:
+	$(PYTHON) -m builder.browser
+	$(MAKE) --no-print-directory build
 	$(PY) -m pytest tests
 
 test-fast: setup

@@ -14,12 +14,28 @@ import argparse
 import sys
 from pathlib import Path
 
-from builder import cells, course as course_stage
-from builder.assets import AssetError
-from builder.errors import BuildError
+from builder import cells, course as course_stage, options
+from builder.errors import BuildError, ToolError
 from builder.labs import Labs
 from builder.pipeline import build
 from builder.project import Project
+
+
+def _seconds(text: str) -> float:
+    """--timeout, read as a cell's timeout= is: finite, above 0, at most the cell's maximum."""
+    try:
+        return options.TIMEOUT.read("--timeout", text)
+    except options.OptionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def run_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="build.py run", description="Run FILE as a cell of lesson N runs.")
+    parser.add_argument("--lesson", required=True, help="11, or a page's id: S2, B")
+    parser.add_argument("--timeout", type=_seconds, default=options.DEFAULT_TIMEOUT,
+                        help=f"seconds the file may run (default {options.DEFAULT_TIMEOUT:g}, as a cell's)")
+    parser.add_argument("file", type=Path)
+    return parser
 
 
 def run_file(project: Project, lesson: str, path: Path, timeout: float) -> int:
@@ -51,8 +67,10 @@ def judge_wrong(project: Project, lesson: str) -> int:
 
     course = course_stage.load(project)
     page = course.page(lesson.zfill(2) if lesson.isdigit() else lesson)
-    if page is None or not page.labs:
-        raise BuildError(project.rel(course.path), 0, f"lesson {lesson} has no labs")
+    if page is None:
+        raise BuildError(project.rel(course.path), 0, f"there is no lesson {lesson}")
+    if not page.labs:
+        raise BuildError(project.rel(course.path), page.line, f"lesson {lesson} has no labs")
     ids = {test_id for test_id, _, _ in lab_check.sentences(project.tests_file(page))}
     designs = wrong.load(project, page, ids)
     labs = Labs(project, course)
@@ -124,12 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         project, argv = Project.at(Path(argv[1]).resolve()), argv[2:]
     try:
         if argv[:1] == ["run"]:
-            parser = argparse.ArgumentParser(prog="build.py run",
-                                             description="Run FILE as a cell of lesson N runs.")
-            parser.add_argument("--lesson", required=True, help="11, or a page's id: S2, B")
-            parser.add_argument("--timeout", type=float, default=10.0)
-            parser.add_argument("file", type=Path)
-            args = parser.parse_args(argv[1:])
+            args = run_parser().parse_args(argv[1:])
+            if not args.file.is_file():
+                print(f"build.py run: {args.file}: no such file", file=sys.stderr)
+                return 1
             return run_file(project, args.lesson, args.file, args.timeout)
         if argv[:1] == ["cite"]:
             parser = argparse.ArgumentParser(prog="build.py cite",
@@ -169,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as error:
         print(error, file=sys.stderr)
         return 1
-    except AssetError as error:         # a missing npm tool: say what to run, no traceback
+    except ToolError as error:          # npm's files, Node, esbuild: say what to run, no traceback
         print(f"build.py: {error}", file=sys.stderr)
         return 1
 

@@ -11,6 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .errors import ToolError
+
 ROOT = Path(__file__).resolve().parents[1]
 NODE_MODULES = ROOT / "node_modules"
 
@@ -26,7 +28,7 @@ SEARCH_ENTRY = Path("minisearch") / "dist" / "es" / "index.js"
 SEARCH_BUNDLE = Path("assets") / "js" / "minisearch.bundle.js"
 
 
-class AssetError(Exception):
+class AssetError(ToolError):
     """A browser asset could not be made; the message says which and what to run."""
 
 

@@ -2,7 +2,9 @@
 
 BOOK_BROWSER wins (a path to your own Chrome or Chromium); then Debian's /usr/bin/chromium and
 whatever `chromium`, `chromium-browser` or `google-chrome` is on PATH. Run as a script it prints the
-path, or explains and exits 1.
+path, or says in one sentence what to install and exits 1: `make test` runs it first, with the
+system's Python and the standard library alone, so a machine without Chromium is told within
+seconds, before anything is set up or built.
 """
 from __future__ import annotations
 
@@ -29,15 +31,21 @@ def find_browser() -> str | None:
     return None
 
 
+def missing() -> str:
+    """Why no browser was found, and what to do, in one sentence."""
+    where = os.environ.get("BOOK_BROWSER")
+    if where:
+        return (f"BOOK_BROWSER={where} does not exist: point it at a Chrome or Chromium program, or "
+                f"unset it to use Chromium from PATH (make test-fast runs the tests that need no browser).")
+    return ("The browser tests need Chromium and none was found: install it (Debian or Ubuntu: "
+            "sudo apt-get install chromium) or set BOOK_BROWSER=/path/to/chrome (make test-fast "
+            "runs the tests that need no browser).")
+
+
 def main() -> int:
     path = find_browser()
     if path is None:
-        where = os.environ.get("BOOK_BROWSER")
-        if where:
-            print(f"BOOK_BROWSER={where} does not exist.", file=sys.stderr)
-        else:
-            print("No Chromium found. Install one (Debian: sudo apt-get install chromium) "
-                  "or set BOOK_BROWSER to your Chrome.", file=sys.stderr)
+        print(missing(), file=sys.stderr)
         return 1
     print(f"browser tests use {path}")
     return 0

@@ -1,6 +1,7 @@
 """The process a lesson's cells run in at build time (started by builder.cells, never imported).
 
-It reads one JSON request on stdin: {"cellrun", "harness", "lab_dir", "cells": [{"id", "source"}]}
+It reads one JSON request on stdin: {"cellrun", "harness", "lab_dir", "name", "cells": [{"id",
+"source"}]} (name: the cells' file name in tracebacks, builder/names.py CELL_NAME)
 and runs the cells one after another through harness_py/cellrun.py, writing one JSON line per cell
 to its original stdout. The cells' own prints go to cellrun's buffer; anything that escapes it
 (os.write(1, ...)) lands on stderr, so it can never corrupt the protocol."""
@@ -20,7 +21,7 @@ def main() -> int:
     spec.loader.exec_module(cellrun)
     for cell in request["cells"]:
         result = cellrun.run_cell(cell["source"], harness_path=request["harness"],
-                                  lab_dir=request["lab_dir"], name="cell")
+                                  lab_dir=request["lab_dir"], name=request["name"])
         protocol.write(json.dumps({"id": cell["id"], "output": result.output,
                                    "error": result.error}) + "\n")
         protocol.flush()

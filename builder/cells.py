@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BuildError
+from .names import CELL_NAME
 from .project import Project
 from .source import Cell
 
 STARTUP = 10.0          # seconds the host may take to start, on top of the first cell's timeout
-CELL_FRAME = re.compile(r'^  File "cell", line (\d+)', re.M)
+CELL_FRAME = re.compile(rf'^  File "{re.escape(CELL_NAME)}", line (\d+)', re.M)
 
 
 class ProcessDied(Exception):
@@ -76,7 +77,7 @@ def run_sources(project: Project, harness_text: str,
     if not cells:
         return results
     with Sandbox(project, harness_text) as box:
-        request = {"cellrun": str(project.cellrun), "harness": str(box.harness),
+        request = {"cellrun": str(project.cellrun), "harness": str(box.harness), "name": CELL_NAME,
                    "lab_dir": str(box.dir), "cells": [{"id": i, "source": s} for i, s, _ in cells]}
         process = subprocess.Popen([sys.executable, "-X", "utf8", str(Path(__file__).with_name("cellhost.py"))],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,

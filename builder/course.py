@@ -58,9 +58,12 @@ class Page:
             return "closing.html"
         return f"{self.kind}-{self.id.lower()}.html"
 
+    # How a page is named, in one place: its label alone, its heading, and the label joined to
+    # its title for a link, the window's title, a search result and the course map's Continue.
+
     @property
     def label(self) -> str:
-        """"11", "Checkpoint B", "Side quest S2": how a link to the page names it."""
+        """"11", "Checkpoint B", "Side quest S2"; the welcome and closing pages, their title."""
         if self.kind == "checkpoint":
             return f"Checkpoint {self.id}"
         if self.kind == "side-quest":
@@ -68,6 +71,23 @@ class Page:
         if self.kind in ("welcome", "closing"):
             return self.title
         return self.id
+
+    @property
+    def heading(self) -> str:
+        """What the page's header (and the book to print) calls it above its title: "Lesson 11",
+        "Checkpoint B"; nothing for the welcome page."""
+        if self.kind == "lesson":
+            return f"Lesson {self.id}"
+        return "" if self.kind == "welcome" else self.label
+
+    def named(self, sep: str = " · ", lesson_word: bool = False) -> str:
+        """The label and the title: "11 · The power cut" (with lesson_word, "Lesson 11 · ..."),
+        "Checkpoint B{sep}Title"; the welcome and closing pages, their title alone."""
+        if self.kind in ("welcome", "closing"):
+            return self.title
+        if self.kind == "lesson":
+            return f"{'Lesson ' if lesson_word else ''}{self.id} · {self.title}"
+        return f"{self.label}{sep}{self.title}"
 
     def point(self, lab: int) -> str:
         """The stage point of this page's lab `lab` (1-based): "11.2", or "S2.1" for a side
@@ -183,7 +203,19 @@ def _mapping_with_line(loader: LineLoader, node: yaml.MappingNode) -> dict:
     return mapping
 
 
+class _Items(list):
+    """A YAML list that knows the line of each item (`lines`: index -> line, from 1)."""
+    lines: dict[int, int]
+
+
+def _sequence_with_lines(loader: LineLoader, node: yaml.SequenceNode) -> list:
+    items = _Items(loader.construct_sequence(node, deep=True))
+    items.lines = {i: child.start_mark.line + 1 for i, child in enumerate(node.value)}
+    return items
+
+
 LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence_with_lines)
 
 
 def load(project: Project) -> Course:
@@ -197,11 +229,21 @@ def load(project: Project) -> Course:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         raise BuildError(where, mark.line + 1 if mark else 0, f"not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise BuildError(where, 0, "the course file holds no mapping: it needs tau: (repo and "
+                                   "commit) and pages: (a list, one entry a page)")
     tau = data.get("tau") or {}
-    if not tau.get("repo") or not tau.get("commit"):
+    if not isinstance(tau, dict) or not tau.get("repo") or not tau.get("commit"):
         raise BuildError(where, data.get("__line__", 1), "the course needs tau: repo and commit")
+    entries = data.get("pages") or []
+    if not isinstance(entries, list):
+        raise BuildError(where, data.get("__line__", 1), "pages: is a list, one entry a page")
     pages, seen = [], set()
-    for raw in data.get("pages") or []:
+    for number, raw in enumerate(entries, 1):
+        if not isinstance(raw, dict):
+            raise BuildError(where, getattr(entries, "lines", {}).get(number - 1, 0),
+                             f"page entry {number} is {raw!r}, not a mapping: a page is id:, "
+                             "kind:, title: and folder:")
         line = raw.get("__line__", 0)
         for key in ("id", "kind", "title"):
             if not raw.get(key):

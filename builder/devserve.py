@@ -19,9 +19,10 @@ import json
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 
-from .errors import BuildError
+from .errors import BuildError, ToolError
 from .pipeline import build
 from .project import Project
 
@@ -119,9 +120,22 @@ def watched(project: Project) -> dict[Path, int]:
     files = {}
     for root in roots:
         for path in root.rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts:
-                files[path] = path.stat().st_mtime_ns
+            if "__pycache__" in path.parts:
+                continue
+            try:
+                if path.is_file():
+                    files[path] = path.stat().st_mtime_ns
+            except FileNotFoundError:       # an editor's temporary file, gone between list and stat
+                continue
     return files
+
+
+def describe(error: BaseException) -> str:
+    """One sentence for an error that is not ours (BuildError, ToolError): what it is, and the
+    line of code it came from, so the overlay names a place rather than staying blank."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
 
 
 class Builder:
@@ -135,10 +149,11 @@ class Builder:
         started = time.monotonic()
         try:
             build(self.project, self.out, cache=self.cache, log=lambda line: None)
-        except BuildError as error:
+        except Exception as error:          # noqa: BLE001 -- any failure is shown, and the watch goes on
+            message = str(error) if isinstance(error, (BuildError, ToolError)) else describe(error)
             with self.state.lock:
-                self.state.error = str(error)
-            log(f"build failed: {error}")
+                self.state.error = message
+            log(f"build failed: {message}")
             return False
         with self.state.lock:
             self.state.version += 1
@@ -148,9 +163,14 @@ class Builder:
 
 
 def watch(builder: Builder, stop: threading.Event) -> None:
+    """Build again whenever a watched file changes; nothing a build raises ends the watch."""
     seen = watched(builder.project)
     while not stop.wait(POLL_S):
-        now = watched(builder.project)
+        try:
+            now = watched(builder.project)
+        except OSError as error:            # a folder renamed mid-walk: look again next time
+            print(f"watch: {error}", flush=True)
+            continue
         if now != seen:
             changed = sorted({p for p in set(now) ^ set(seen)} | {p for p in now if seen.get(p) != now[p]})
             print(f"changed: {', '.join(builder.project.rel(p) for p in changed[:3])}"

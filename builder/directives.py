@@ -18,7 +18,7 @@ from markupsafe import Markup
 from .code import highlight, script_json
 from .figures import FigureError, legible_width
 from .model import Capabilities, Check, Figure, Lab, Option, Prompt, SideBySide, fold
-from .options import NONE, Int, Path, Schema, Value, Words
+from .options import NONE, Flag, Int, Path, Schema, Value, Words
 
 ANYWHERE = None
 Render = Callable[[list[Token]], str]
@@ -33,6 +33,7 @@ class Directive:
                                     # None; fails the build on a bad source
     context: Callable | None = None  # (token, render, page) -> dict for parts/<name>.html
     options: Schema = NONE          # what its line may say after the name (builder/options.py)
+    doc: str = ""                   # one line for the authoring guide's reference
 
     @property
     def template(self) -> str | None:
@@ -291,32 +292,109 @@ def draw_lab(token: Token, render: Render, page) -> dict:
 # -- the registry ---------------------------------------------------------------------------
 
 def _entry(name, parents=ANYWHERE, closed=False, parse=None, context=None,
-           options: Schema = NONE) -> Directive:
+           options: Schema = NONE, doc: str = "") -> Directive:
     return Directive(name, frozenset(parents) if parents is not ANYWHERE else ANYWHERE, closed,
-                     parse, context, options)
+                     parse, context, options, doc)
 
 
-TITLE = Schema(words=Words("title"))
+TITLE = Schema(words=Words("title", doc="its title (optional)"))
+CARD_DOCS = {part: f"the closing card's \"{label}\"" for part, label in CARD_PARTS}
 
 REGISTRY: dict[str, Directive] = {d.name: d for d in [
-    _entry("check", closed=True, parse=parse_check, context=draw_check),
-    _entry("option", {"check"}, options=Schema(flags=("right",))), _entry("explain", {"check"}),
-    _entry("prompt", closed=True, parse=parse_prompt, context=draw_prompt),
-    _entry("hint", {"prompt", "hints"}, options=TITLE), _entry("answer", {"prompt"}),
-    _entry("misses", {"prompt"}),
+    _entry("check", closed=True, parse=parse_check, context=draw_check,
+           doc="a multiple-choice check: its question, then its options"),
+    _entry("option", {"check"}, options=Schema(flags=(Flag("right", "the one right option"),)),
+           doc="one option of a check: its text, then its explanation"),
+    _entry("explain", {"check"}, doc="a check's longer explanation (at most one), shown once the right option is chosen"),
+    _entry("prompt", closed=True, parse=parse_prompt, context=draw_prompt,
+           doc="a write-it-yourself prompt: its question, hints, model answer, common answers"),
+    _entry("hint", {"prompt", "hints"}, options=TITLE,
+           doc="one hint, folded until asked for; a lab's last is titled 'Nearly the code'"),
+    _entry("answer", {"prompt"}, doc="a prompt's model answer"),
+    _entry("misses", {"prompt"}, doc="a prompt's common answers and what each misses, as one list"),
     _entry("figure", parse=parse_figure, context=draw_figure,
-           options=Schema(values=(Value("src", Path(under="figures/"), required=True),),
-                          example="::: figure src=figures/<file>.svg")),
-    _entry("source", context=draw_body, options=TITLE),
+           options=Schema(values=(Value("src", Path(under="figures/"), required=True,
+                                        doc="the SVG file, under the page's figures/"),),
+                          example="::: figure src=figures/<file>.svg"),
+           doc="a numbered figure: an `alt:` paragraph, then its caption"),
+    _entry("source", context=draw_body, options=TITLE,
+           doc="a \"Where this comes from\" note, usually holding {tau} citations"),
     _entry("aside", context=draw_body,
-           options=Schema(words=Words("title", required=True), example="::: aside <Title>")),
-    _entry("side-by-side", closed=True, parse=parse_side_by_side, context=draw_side_by_side),
+           options=Schema(words=Words("title", required=True, doc="its title"),
+                          example="::: aside <Title>"),
+           doc="a longer note with a title"),
+    _entry("side-by-side", closed=True, parse=parse_side_by_side, context=draw_side_by_side,
+           doc="two code blocks in two columns, each after a one-line caption"),
     _entry("lab", {""}, parse=parse_lab, context=draw_lab,
-           options=Schema(words=Words("number", required=True, kind=Int(low=1)), example="::: lab 1")),
-    _entry("hints", {"lab", ""}, closed=True, context=draw_hints), _entry("done", {"lab"}),
-    _entry("capabilities", parse=parse_capabilities, context=draw_capabilities),
-    _entry("card", closed=True, context=draw_card),
-    *(_entry(part, {"card"}) for part, _ in CARD_PARTS),
+           options=Schema(words=Words("number", required=True, kind=Int(low=1),
+                                      doc="its number on the page: 1, 2, ... in order"),
+                          example="::: lab 1"),
+           doc="a lab, at the top level: its spec, then its hints and done note"),
+    _entry("hints", {"lab", ""}, closed=True, context=draw_hints,
+           doc="a lab's hints, or an exercise's answer in the prose"),
+    _entry("done", {"lab"}, doc="what a lab shows once its tests pass"),
+    _entry("capabilities", parse=parse_capabilities, context=draw_capabilities,
+           doc="the capability checklist (left empty, the build writes it from course.yaml)"),
+    _entry("card", closed=True, context=draw_card, doc="the closing card, holding its five parts"),
+    *(_entry(part, {"card"}, doc=CARD_DOCS[part]) for part, _ in CARD_PARTS),
     _entry("sidequest", parse=parse_sidequest, context=draw_sidequest,
-           options=Schema(words=Words("page", required=True), example="::: sidequest S2")),
+           options=Schema(words=Words("page", required=True, doc="the side quest's id: S2"),
+                          example="::: sidequest S2"),
+           doc="a pointer to a side quest; its title and minutes come from course.yaml"),
 ]}
+
+
+# -- the authoring guide's reference, written from the registry ------------------------------
+
+def _option_rows(schema: Schema) -> list[tuple[str, str]]:
+    rows = []
+    if schema.words is not None:
+        rows.append((f"<{schema.words.name}>", schema.words.doc))
+    rows += [(flag.name, flag.doc) for flag in schema.flags]
+    rows += [(f"{value.name}=", value.doc) for value in schema.values]
+    return rows
+
+
+def reference() -> str:
+    """The directive table of docs/authoring.md: every directive with its doc, where it goes,
+    and its options with theirs. tests/test_build.py holds the guide to it."""
+    lines = ["| directive | what it is | where | options |", "| --- | --- | --- | --- |"]
+    for entry in REGISTRY.values():
+        where = ("anywhere" if entry.parents is ANYWHERE else
+                 ", ".join("top level" if p == "" else f"in `{p}`" for p in sorted(entry.parents)))
+        said = "; ".join(f"`{name}`: {doc}" for name, doc in _option_rows(entry.options)) or "none"
+        lines.append(f"| `::: {entry.name}` | {entry.doc} | {where} | {said} |")
+    return "\n".join(lines) + "\n"
+
+
+def cell_reference() -> str:
+    """The cell's options table of docs/authoring.md, from options.CELL."""
+    from .options import CELL
+    lines = ["| option | meaning |", "| --- | --- |"]
+    for flag in CELL.flags:
+        lines.append(f"| `{flag.name}` | {flag.doc} |")
+    for value in CELL.values:
+        lines.append(f"| `{value.name}=` | {value.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+GUIDE_MARKS = {"directives": reference, "cell options": cell_reference}
+
+
+def guide_text(text: str) -> str:
+    """`text` (docs/authoring.md) with each generated table, between its
+    `<!-- generated: NAME -->` and `<!-- end generated -->` marks, written afresh."""
+    for name, make in GUIDE_MARKS.items():
+        head = f"<!-- generated: {name} (python -m builder.directives) -->\n"
+        begin = text.index(head) + len(head)
+        end = text.index("<!-- end generated -->", begin)
+        text = text[:begin] + make() + text[end:]
+    return text
+
+
+if __name__ == "__main__":      # python -m builder.directives: rewrite the guide's tables
+    import sys
+    from pathlib import Path as _Path
+    guide = _Path(__file__).resolve().parents[1] / "docs" / "authoring.md"
+    guide.write_text(guide_text(guide.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"{guide}: directive and cell option tables written from the registry", file=sys.stderr)

@@ -15,6 +15,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from builder.errors import ToolError
+
 from builder.offline import MANIFEST, WORKER, site_files, write_precache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +50,7 @@ Each lesson's lab folder is in downloads/lesson-NN/. It runs under Python 3.10 o
 """
 
 
-class DistError(Exception):
+class DistError(ToolError):
     """The site cannot be packed; the message names the file and what to run."""
 
 

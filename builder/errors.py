@@ -1,8 +1,15 @@
 """The one kind of error a build stops on: a place in a source and what is wrong there.
 
 Every stage raises BuildError instead of printing, so that `build.py` can report it in one format,
-`lessons/<file>:<line>: <what is wrong>`, and exit 1 before anything is written."""
+`lessons/<file>:<line>: <what is wrong>`, and exit 1 before anything is written. A tool that fails
+(Node, esbuild, npm's files) raises a ToolError, which `build.py` and `make serve` say in one line
+too."""
 from __future__ import annotations
+
+
+class ToolError(Exception):
+    """A tool the build runs could not do its part (npm's files, Node, esbuild, the zip): not a
+    place in a source, so no line; the message says what is missing and what to run."""
 
 
 class BuildError(Exception):

@@ -32,6 +32,12 @@ ISOLATION_HEADERS = {
 
 JS_MODULE = "assets/js/names.js"
 
+# The file name a cell's code has in its tracebacks ('File "cell", line 2'): compiled under it at
+# build time (source.py, cellhost.py through builder/cells.py) and in the page (cells.js). The
+# runtime, harness_py/cellrun.py, cannot import this and keeps it as run_cell's default, tied to
+# this one by tests/test_names.py.
+CELL_NAME = "cell"
+
 
 def headers_file() -> str:
     """`_headers` for static hosts that read one (Netlify, Cloudflare Pages)."""
@@ -46,6 +52,7 @@ def js_module() -> str:
     return (
         "// Written by the build from builder/names.py: edit it there, not here.\n"
         f"export const DEFAULT_TIMEOUT = {number(DEFAULT_TIMEOUT)}; // seconds a cell may run\n"
+        f"export const CELL_NAME = {CELL_NAME!r}; // a cell's file name in its tracebacks\n"
         "/** Where a lab's saved work lives in storage (\"labs\" section): lesson and lab number. */\n"
         "export const labKey = (lesson, lab) => `${lesson}-${lab}`;\n"
         "/** The lines that open and close a gap in a lab's starting file (harness_py/stages.py). */\n"

@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 
 class OptionError(ValueError):
@@ -111,6 +110,7 @@ class Value:
     kind: Kind
     default: object = None
     required: bool = False
+    doc: str = ""                   # one line for the authoring guide's reference
 
 
 @dataclass(frozen=True)
@@ -122,19 +122,28 @@ class Words:
     name: str                       # how messages and the typed options call it: "title"
     required: bool = False
     kind: Kind | None = None
+    doc: str = ""                   # one line for the authoring guide's reference
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A word that is there or not (`editable`, `right`)."""
+
+    name: str
+    doc: str = ""                   # one line for the authoring guide's reference
 
 
 @dataclass(frozen=True)
 class Schema:
     """What one directive (or the cell) accepts."""
 
-    flags: tuple[str, ...] = ()
+    flags: tuple[Flag, ...] = ()
     values: tuple[Value, ...] = ()
     words: Words | None = None
     example: str = ""               # how to write it, for a message: "::: lab 1"
 
     def usage(self) -> str:
-        said = list(self.flags) + [f"{v.name}=" + v.kind.__class__.__name__.upper()
+        said = [flag.name for flag in self.flags] + [f"{v.name}=" + v.kind.__class__.__name__.upper()
                                    for v in self.values]
         if self.words is not None:
             said.append(f"<{self.words.name}>")
@@ -144,7 +153,7 @@ class Schema:
         """The typed options of `text`: every flag (True/False), every value (or its default),
         and the words. Raises OptionError naming the option that is wrong."""
         text = text.strip()
-        options: dict[str, object] = {flag: False for flag in self.flags}
+        options: dict[str, object] = {flag.name: False for flag in self.flags}
         options.update({value.name: value.default for value in self.values})
         if self.words is not None:
             options[self.words.name] = None
@@ -171,7 +180,7 @@ class Schema:
                 if key not in by_name:
                     raise OptionError(f"unknown option {key}= (options: {self.usage()})")
                 options[key] = by_name[key].kind.read(key, raw)
-            elif word in self.flags:
+            elif word in {flag.name for flag in self.flags}:
                 options[word] = True
             elif word in by_name:
                 raise OptionError(f"{word} needs a value: {word}=<{by_name[word].kind.describe()}>")
@@ -191,9 +200,19 @@ NONE = Schema()
 
 DEFAULT_TIMEOUT = 10.0             # seconds a cell may run, at build time and in the page
 MAX_TIMEOUT = 600.0
+TIMEOUT = Seconds(high=MAX_TIMEOUT)  # a cell's timeout=, and `build.py run --timeout`
 
 CELL = Schema(
-    flags=("editable", "raises", "answers"),
-    values=(Value("lab", Int(low=1)), Value("timeout", Seconds(high=MAX_TIMEOUT), DEFAULT_TIMEOUT),
-            Value("id", Name())),
+    flags=(Flag("editable", "the reader may edit it; Reset restores it"),
+           Flag("raises", "the cell is meant to end in an exception (its traceback is part of its "
+                          "output)"),
+           Flag("answers", "the cell answers the check or prompt just before it: its output stays "
+                           "folded until the reader has answered, or runs the cell (readable "
+                           "without JavaScript, folded)")),
+    values=(Value("lab", Int(low=1), doc="once the reader's lab N passes, the cell may run against "
+                                         "their harness"),
+            Value("timeout", TIMEOUT, DEFAULT_TIMEOUT,
+                  doc=f"seconds, above 0 and at most {MAX_TIMEOUT:g} (default {DEFAULT_TIMEOUT:g}); "
+                      "over it, the build stops and the page stops the cell"),
+            Value("id", Name(), doc="the cell's id is `<lesson>-<name>` instead of `<lesson>-<n>`")),
     example="```python cell editable lab=1 timeout=20 id=NAME")

@@ -1,13 +1,17 @@
-"""The whole build, stage by stage: load -> parse -> execute -> labs -> render -> write.
+"""The whole build, pass by pass: load -> parse -> rules -> execute -> render -> write.
 
 Each stage is its own module; this one only runs them in order and says what each did, so a
-build's log reads like the pipeline it is. Every source is parsed and checked before any cell
-runs, and nothing is written until every page is rendered."""
+build's log reads like the pipeline it is. Every pass is over the whole book (mdBook's shape):
+every source is parsed and checked before any cell runs, every page's cells are proven (pages at
+once, each in its own Python process) before any page is rendered, and the render pass is then
+given finished outputs: nothing is written until every page is rendered."""
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -49,6 +53,7 @@ def _static(project: Project) -> dict[str, Content]:
 
 def _manifest_entry(page, source=None, views=None) -> dict:
     return {"id": page.id, "kind": page.kind, "number": page.number, "title": page.title,
+            "name": page.named(lesson_word=True),
             "subtitle": page.subtitle, "minutes": page.minutes, "capability": page.capability or None,
             "path": page.path if page.written else None,
             "questions": (len(source.model.checks) + len(source.model.prompts)) if source else 0,
@@ -57,12 +62,6 @@ def _manifest_entry(page, source=None, views=None) -> dict:
             "labs": [{"number": v.number, "title": v.title, "point": v.point,
                       "tests": [{"id": i, "sentence": s} for i, s in v.tests]}
                      for v in (views or {}).values()]}
-
-
-def _search_label(page) -> str:
-    """How a search result names its page: "Lesson 11 · The power cut"."""
-    name = f"Lesson {page.id}" if page.kind == "lesson" else page.label
-    return name if page.kind in ("welcome", "closing") else f"{name} · {page.title}"
 
 
 def _cells_key(parsed, reference: str) -> str:
@@ -85,16 +84,62 @@ def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
             designs = wrong.load(project, page, ids)
             wrong.check_applies(project, page, designs, labs.stages.solution)
             missing = [k for k in range(1, len(page.labs) + 1) if k not in {d.lab for d in designs}]
-        rules.check(parsed, project.room(page), missing)
+        rules.check(parsed, rules.Around(project.room(page), tuple(missing)))
         for citation in parsed.model.citations:
             cited.setdefault(citation.ref, []).append((parsed.rel, citation.line))
     rules.check_book(sources.values(), project.rel(course.path))
     lock = tau.lock_path(project.lessons)
-    tau.check(tau.read(project.lessons), course.tau_commit, cited, project.rel(lock))
+    tau.check(tau.read(project.lessons, project.rel(lock)), course.tau_commit, cited, project.rel(lock))
+
+
+def execute_book(project: Project, sources: dict, labs: Labs, *, cache: dict | None = None,
+                 log: Callable[[str], None] = print, jobs: int | None = None) -> dict[str, dict[str, str]]:
+    """The execute pass: every written page's cells run and checked against what the page
+    declares, {page id: {cell id: output}}. Each page's cells run in one Python process of their
+    own, so pages run at once, `jobs` at a time (default: the machine's CPUs). A page whose cells
+    and harness are unchanged since the last build takes its outputs from `cache` (devserve).
+    When several pages fail, the first in reading order is the error raised."""
+    outputs: dict[str, dict[str, str]] = {}
+    work = []       # (page id, parsed, reference, key) of the pages to run
+    for page_id, parsed in sources.items():
+        if not parsed.cells:
+            outputs[page_id] = {}
+            continue
+        reference = labs.reference(parsed.page)
+        key = _cells_key(parsed, reference)
+        if cache is not None and cache.get(page_id, (None,))[0] == key:
+            outputs[page_id] = cache[page_id][1]
+        else:
+            work.append((page_id, parsed, reference, key))
+
+    def run(item):
+        page_id, parsed, reference, key = item
+        clock = time.monotonic()
+        recorded = cells.execute(project, parsed.rel, reference, parsed.cells)
+        return {cell_id: r.output for cell_id, r in recorded.items()}, time.monotonic() - clock
+
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(work) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run, item) for item in work]
+        results = []
+        for future in futures:          # in reading order: the first failing page is raised
+            try:
+                results.append(future.result())
+            except BaseException:
+                for other in futures:
+                    other.cancel()
+                raise
+    for (page_id, parsed, _, key), (found, seconds) in zip(work, results):
+        outputs[page_id] = found
+        if cache is not None:
+            cache[page_id] = (key, found)
+        log(f"execute  {parsed.rel}: {_count(len(parsed.cells), 'cell')} proven in {seconds:.1f} s")
+    return outputs
 
 
 def build(project: Project, out: Path, *, assets: bool = True,
-          log: Callable[[str], None] = print, cache: dict | None = None) -> Report:
+          log: Callable[[str], None] = print, cache: dict | None = None,
+          jobs: int | None = None) -> Report:
     """Build the book of `project` into `out`. Raises BuildError on the first bad source.
 
     `cache`, when given, keeps each page's recorded outputs between builds (builder.devserve):
@@ -115,6 +160,11 @@ def build(project: Project, out: Path, *, assets: bool = True,
     check_rules(project, course, sources, labs)
     log(f"rules    {len(sources)} pages keep the book's rules; "
         f"{sum(len(s.model.citations) for s in sources.values())} Tau citations locked")
+    clock = time.monotonic()
+    proven = execute_book(project, sources, labs, cache=cache, log=log, jobs=jobs)
+    log(f"execute  {sum(len(s.cells) for s in sources.values())} cells of {len(sources)} pages "
+        f"proven in {time.monotonic() - clock:.1f} s")
+
     renderer = Renderer(project, course)
     files: dict[str, Content] = {}
     manifest_pages = []
@@ -124,20 +174,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
             manifest_pages.append(_manifest_entry(page))
             continue
         parsed = sources[page.id]
-        outputs = {}
-        if parsed.cells:
-            clock = time.monotonic()
-            reference = labs.reference(page)
-            key = _cells_key(parsed, reference)
-            if cache is not None and cache.get(page.id, (None,))[0] == key:
-                outputs = cache[page.id][1]
-            else:
-                recorded = cells.execute(project, parsed.rel, reference, parsed.cells)
-                outputs = {cell_id: r.output for cell_id, r in recorded.items()}
-                if cache is not None:
-                    cache[page.id] = (key, outputs)
-                log(f"execute  {parsed.rel}: {_count(len(parsed.cells), 'cell')} proven in "
-                    f"{time.monotonic() - clock:.1f} s")
+        outputs = proven[page.id]
         views = labs.views(page, parsed.rel) if page.labs else {}
         files[page.path] = renderer.lesson(parsed, outputs, views)
         drawn.append((parsed, outputs, views))
@@ -150,7 +187,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
         report.cells += len(parsed.cells)
         report.labs += len(views)
     files.update(labs.py(written))
-    documents = search.documents([(page.path, _search_label(page), files[page.path]) for page in written])
+    documents = search.documents([(page.path, page.named(lesson_word=True), files[page.path]) for page in written])
     files["index.html"] = renderer.index()
     files["404.html"] = renderer.missing()
     files["print.html"] = renderer.book(drawn)

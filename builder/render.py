@@ -31,12 +31,7 @@ class Link:
 
     @property
     def label(self) -> str:
-        page = self.page
-        if page.kind == "lesson":
-            return f"{page.id} · {page.title}"
-        if page.kind in ("welcome", "closing"):
-            return page.title
-        return f"{page.label} · {page.title}"
+        return self.page.named()
 
 
 class Renderer:
@@ -79,7 +74,7 @@ class Renderer:
         return self.templates.get_template(template).render(
             **self._common(page), body=body, new_here=new_here,
             builds_on=Link(previous) if previous and page.kind in ("lesson", "closing") else None,
-            lab_count=len(page.labs), title=_title(page), runs_python=bool(source.cells or labs),
+            lab_count=len(page.labs), title=page.named(": "), runs_python=bool(source.cells or labs),
             python_lesson=page.number)
 
     def book(self, written: list[tuple[Source, dict[str, str], dict[int, LabView]]]) -> str:
@@ -92,7 +87,7 @@ class Renderer:
         for source, outputs, labs in written:
             body, new_here = self._body(source, outputs, labs, in_book=True)
             pages.append({"page": source.page, "anchor": html.page_anchor(source.page),
-                          "body": body, "new_here": new_here, "label": _label(source.page)})
+                          "body": body, "new_here": new_here, "label": source.page.heading})
         return self.templates.get_template("print.html").render(
             **self._common(None), title="The whole book, to print", runs_python=False, pages=pages)
 
@@ -109,17 +104,3 @@ class Renderer:
             **self._common(None), title="The course", runs_python=False, pages=self.course.pages,
             links=[Link(p) for p in self.course.pages])
 
-
-def _label(page: Page) -> str:
-    """What a page's header calls it: "Lesson 11", "Checkpoint B", "Welcome"."""
-    if page.kind == "lesson":
-        return f"Lesson {page.id}"
-    return "" if page.kind == "welcome" else page.label
-
-
-def _title(page: Page) -> str:
-    if page.kind == "lesson":
-        return f"{page.id} · {page.title}"
-    if page.kind in ("welcome", "closing"):
-        return page.title
-    return f"{page.label}: {page.title}"

@@ -1,13 +1,16 @@
 """The book's rules, checked by the build for every written page.
 
 The parser (source.py) refuses what cannot be read; these are what makes a page good, read off
-the page model (model.py). Each rule is a small function that returns the problems it finds as
-(line, message); the build stops at the first, `lessons/<folder>/page.md:<line>: <message>`,
-like any bad source. Adding a rule is adding a function to RULES."""
+the page model (model.py). Each rule is a small function of the page and what lies around it
+(`Around`: its room, its labs without a wrong design) that returns the problems it finds as
+(line, message). The build stops on a page that has any, and says every one of them in line order,
+each as `lessons/<folder>/page.md:<line>: <message>` (the first is the error's own place), so one
+build lists all the fixes a page needs. Adding a rule is adding a function to RULES."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .errors import BuildError
@@ -18,7 +21,16 @@ Problem = tuple[int, str]
 NEARLY = re.compile(r"nearly the code", re.I)
 
 
-def checks_have_three_explained_options(source: Source) -> Iterator[Problem]:
+@dataclass(frozen=True)
+class Around:
+    """What a rule may read besides the page: the page's room (its figures' files) and the labs
+    of the page that no design in its wrong.yaml is written for."""
+
+    room: Path | None = None
+    labs_without_wrong_designs: tuple[int, ...] = ()
+
+
+def checks_have_three_explained_options(source: Source, around: Around = Around()) -> Iterator[Problem]:
     for check in source.model.checks:
         if len(check.options) < 3:
             yield check.line, (f"check {check.number} has {len(check.options)} options; a check "
@@ -29,7 +41,7 @@ def checks_have_three_explained_options(source: Source) -> Iterator[Problem]:
                                     f"what it misses, or why it holds)")
 
 
-def prompts_have_an_answer_and_hints(source: Source) -> Iterator[Problem]:
+def prompts_have_an_answer_and_hints(source: Source, around: Around = Around()) -> Iterator[Problem]:
     for prompt in source.model.prompts:
         if not prompt.answer.strip():
             yield prompt.line, f"prompt {prompt.number}: the model answer is empty"
@@ -39,7 +51,7 @@ def prompts_have_an_answer_and_hints(source: Source) -> Iterator[Problem]:
             yield prompt.line, f"prompt {prompt.number} has no '::: misses' (the common answers)"
 
 
-def prompts_have_one_misses_block(source: Source) -> Iterator[Problem]:
+def prompts_have_one_misses_block(source: Source, around: Around = Around()) -> Iterator[Problem]:
     """A reader sees the common answers as one list; a second block is a draft left behind."""
     for prompt in source.model.prompts:
         for line in prompt.misses_lines[1:]:
@@ -47,7 +59,7 @@ def prompts_have_one_misses_block(source: Source) -> Iterator[Problem]:
                          f"{prompt.misses_lines[0]}): put the common answers in one list")
 
 
-def labs_have_spec_hints_and_done(source: Source) -> Iterator[Problem]:
+def labs_have_spec_hints_and_done(source: Source, around: Around = Around()) -> Iterator[Problem]:
     for lab in source.model.labs:
         if not lab.spec.strip():
             yield lab.line, f"lab {lab.number} has no spec (prose before its hints)"
@@ -60,7 +72,7 @@ def labs_have_spec_hints_and_done(source: Source) -> Iterator[Problem]:
             yield lab.line, f"lab {lab.number} has no '::: done'"
 
 
-def cells_declare_their_output(source: Source) -> Iterator[Problem]:
+def cells_declare_their_output(source: Source, around: Around = Around()) -> Iterator[Problem]:
     for cell in source.cells:
         if cell.expected is None:
             yield cell.line, (f"cell {cell.id} declares no ```output: write what it prints, so "
@@ -70,11 +82,11 @@ def cells_declare_their_output(source: Source) -> Iterator[Problem]:
 DARK = "prefers-color-scheme: dark"
 
 
-def figures_have_title_desc_and_dark_colours(source: Source, room) -> Iterator[Problem]:
+def figures_have_title_desc_and_dark_colours(source: Source, around: Around) -> Iterator[Problem]:
     """A figure is read by screen readers (its <title> and <desc>) and drawn in both themes: the
     toggle reaches an SVG in an <img> only through prefers-color-scheme (book.css)."""
     for figure in source.model.figures:
-        svg = (room / figure.src).read_text(encoding="utf-8")
+        svg = (around.room / figure.src).read_text(encoding="utf-8")
         for tag in ("title", "desc"):
             if f"<{tag}" not in svg:
                 yield figure.line, f"{figure.src} has no <{tag}> (for readers who cannot see it)"
@@ -83,22 +95,28 @@ def figures_have_title_desc_and_dark_colours(source: Source, room) -> Iterator[P
                                 f"to its <style>, so the dark theme does not draw it dark on dark")
 
 
-RULES: list[Callable] = [checks_have_three_explained_options, prompts_have_an_answer_and_hints,
-                         prompts_have_one_misses_block, labs_have_spec_hints_and_done,
-                         cells_declare_their_output]
+def labs_have_a_wrong_design(source: Source, around: Around) -> Iterator[Problem]:
+    for lab in source.model.labs:
+        if lab.number in around.labs_without_wrong_designs:
+            yield lab.line, (f"lab {lab.number} has no wrong design: add one to wrong.yaml (a "
+                             f"change the lesson argues against, which its tests must fail)")
 
 
-def check(source: Source, room, labs_without_wrong_designs: list[int]) -> None:
-    """Stop the build at the first problem of `source`."""
-    problems = [p for rule in RULES for p in rule(source)]
-    problems += list(figures_have_title_desc_and_dark_colours(source, room))
-    for number in labs_without_wrong_designs:
-        lab = next(l for l in source.model.labs if l.number == number)
-        problems.append((lab.line, f"lab {number} has no wrong design: add one to wrong.yaml "
-                                   f"(a change the lesson argues against, which its tests must fail)"))
+RULES: list[Callable[[Source, Around], Iterable[Problem]]] = [
+    checks_have_three_explained_options, prompts_have_an_answer_and_hints,
+    prompts_have_one_misses_block, labs_have_spec_hints_and_done, cells_declare_their_output,
+    figures_have_title_desc_and_dark_colours, labs_have_a_wrong_design]
+
+
+def check(source: Source, around: Around) -> None:
+    """Stop the build if `source` breaks any rule, naming every problem in line order: the first
+    is the error's place and message, the others follow in its detail, one a line, each with
+    its own `file:line:` (MyST reports every problem of a document in one run, so does this)."""
+    problems = sorted({p for rule in RULES for p in rule(source, around)})
     if problems:
-        line, message = min(problems)
-        raise BuildError(source.rel, line, message)
+        (line, message), rest = problems[0], problems[1:]
+        raise BuildError(source.rel, line, message,
+                         "\n".join(f"{source.rel}:{at}: {said}" for at, said in rest))
 
 
 

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from .errors import ToolError
+
 ROOT = Path(__file__).resolve().parents[1]
 MAKER = Path(__file__).with_name("search.mjs")
 WORDS = ROOT / "site" / "js" / "search-words.js"   # how text is cut into words, shared with the page
@@ -59,7 +61,10 @@ OWN = {("section", "check"): "check", ("div", "cell"): "cell", ("section", "lab"
 HEADINGS = {"h2", "h3"}
 
 
-class SearchError(Exception):
+TIMEOUT_S = 120
+
+
+class SearchError(ToolError):
     """The index could not be made; the message says why."""
 
 
@@ -204,8 +209,12 @@ def build(site: Path, docs: list[dict], cache: Path = CACHE) -> Path:
         node = shutil.which("node")
         if node is None:
             raise SearchError("node is not on PATH: the search index is made with Node")
-        done = subprocess.run([node, str(MAKER)], input=payload, capture_output=True, text=True,
-                              cwd=ROOT, timeout=120)
+        try:
+            done = subprocess.run([node, str(MAKER)], input=payload, capture_output=True, text=True,
+                                  cwd=ROOT, timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise SearchError(f"{MAKER.relative_to(ROOT)} did not finish in {TIMEOUT_S} s; the "
+                              "machine may be busy: build again") from None
         if done.returncode != 0:
             raise SearchError(f"{MAKER.relative_to(ROOT)} failed:\n{done.stderr.strip()[-2000:]}")
         cache.mkdir(parents=True, exist_ok=True)

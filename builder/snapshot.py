@@ -18,13 +18,18 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .errors import ToolError
+
 ROOT = Path(__file__).resolve().parents[1]
 MAKER = Path(__file__).with_name("snapshot.mjs")
 CACHE = ROOT / ".cache" / "snapshot"
 TARGET = Path("py") / "snapshot.bin.gz"
 
 
-class SnapshotError(Exception):
+TIMEOUT_S = 300
+
+
+class SnapshotError(ToolError):
     """The snapshot could not be made; the message says why."""
 
 
@@ -49,8 +54,12 @@ def build(site: Path, cache: Path = CACHE) -> Path:
         cache.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as folder:
             raw = Path(folder) / "snapshot.bin"
-            done = subprocess.run([node, str(MAKER), str(site / "pyodide"), str(site / "py"), str(raw)],
-                                  capture_output=True, text=True, timeout=300)
+            try:
+                done = subprocess.run([node, str(MAKER), str(site / "pyodide"), str(site / "py"),
+                                       str(raw)], capture_output=True, text=True, timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise SnapshotError(f"{MAKER.relative_to(ROOT)} did not finish in {TIMEOUT_S} s; "
+                                    "the machine may be busy: build again") from None
             if done.returncode != 0 or not raw.exists():
                 raise SnapshotError(f"{MAKER.relative_to(ROOT)} failed:\n{done.stderr.strip()[-2000:]}")
             partial = cached.with_suffix(".part")

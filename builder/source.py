@@ -24,6 +24,7 @@ from . import directives, markup, options
 from .course import Course, Page
 from .model import Check, Citation, Hint, Lab, PageModel, Prompt, Section
 from .errors import BuildError
+from .names import CELL_NAME
 from .options import DEFAULT_TIMEOUT, OptionError
 from .project import Project
 
@@ -161,7 +162,7 @@ class _Checker:
     # -- directives --------------------------------------------------------------------------
 
     def directive(self, token: Token, parent: str, line: int) -> None:
-        name, params = token.info, token.meta["params"]
+        name = token.info
         self.closed(token, line)
         entry = directives.REGISTRY.get(name)
         if entry is None:
@@ -230,7 +231,7 @@ class _Checker:
         timeout = values["timeout"]
         try:
             # as cellrun compiles it: a cell may await at its top level (lesson 15 on)
-            compile(token.content, "cell", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            compile(token.content, CELL_NAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
         except SyntaxError as error:
             where = line + (error.lineno or 1)
             self.fail(where, f"cell does not parse: {error.msg}")

@@ -34,11 +34,22 @@ def lock_path(lessons: Path) -> Path:
     return lessons / LOCK_NAME
 
 
-def read(lessons: Path) -> Lock | None:
+def read(lessons: Path, rel: str = f"lessons/{LOCK_NAME}") -> Lock | None:
+    """The lock, or None when there is none. A lock that is not one (a merge conflict left in
+    it, a key missing) is a BuildError at `rel`: write it again with `cite`."""
     path = lock_path(lessons)
     if not path.exists():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
+    again = "run `python build.py cite --tau PATH-TO-TAU` to write it again"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise BuildError(rel, error.lineno, f"not valid JSON ({error.msg}, column {error.colno}); "
+                                            f"{again}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("commit"), str) \
+            or not isinstance(data.get("citations"), dict):
+        raise BuildError(rel, 1, f"a lock holds \"commit\" (a string) and \"citations\" (an "
+                                 f"object); {again}")
     return Lock(commit=data["commit"], entries=data["citations"])
 
 
@@ -56,6 +67,20 @@ def cited_text(repo: Path, commit: str, citation: Citation) -> str:
     return "".join(lines[citation.first - 1:citation.last])
 
 
+def check_repo(repo: Path, commit: str) -> None:
+    """`repo` is a git repository holding `commit`, or a CiteError says which it is not, before
+    any citation is read (else the first citation would take the blame)."""
+    if not repo.is_dir():
+        raise CiteError(f"{repo}: no such folder; give the path of a copy of Tau")
+    git = ["git", f"--git-dir={_git_dir(repo)}"]
+    if subprocess.run([*git, "rev-parse", "--git-dir"], capture_output=True).returncode != 0:
+        raise CiteError(f"{repo} is not a git repository; give the path of a copy of Tau (bare or "
+                        "not)")
+    if subprocess.run([*git, "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True).returncode:
+        raise CiteError(f"{repo} does not hold the pinned commit {commit[:12]}: fetch it there "
+                        "(git fetch), or give another copy of Tau")
+
+
 def _git_dir(repo: Path) -> Path:
     return repo / ".git" if (repo / ".git").exists() else repo
 
@@ -66,6 +91,7 @@ def digest(text: str) -> str:
 
 def write(lessons: Path, repo: Path, commit: str, citations: list[Citation]) -> Lock:
     """Read every citation at `commit` in `repo` and write the lock. Raises CiteError."""
+    check_repo(repo, commit)
     entries = {}
     for citation in sorted(citations, key=lambda c: c.ref):
         entries[citation.ref] = {"path": citation.path, "first": citation.first,

@@ -54,6 +54,9 @@ _BLOCK = re.compile(rf"^#@ block (?P<start>{_POINT})(?:\.\.(?P<until>{_POINT}))?
                     r"(?: (?P<kind>given|gap)(?P<note>.*))?$")
 
 
+_DEFINES = re.compile(r"^(?:async\s+)?(?:def|class)\s+(?P<name>\w+)")
+
+
 class MarkerError(Exception):
     """A mistake in the marked source, named by file and line like a compiler error."""
 
@@ -75,10 +78,6 @@ def page_of(point: str) -> str:
 
 def lab_of(point: str) -> int:
     return int(point.split(".")[1])
-
-
-def lesson_of(point: str) -> int:
-    return point_key(point)[0]
 
 
 def page_words(page: str, names: dict[str, str] | None = None) -> str:
@@ -105,6 +104,23 @@ class Block:
     spec: list[str] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
     group: int = 0                 # blocks in one group are versions of one thing
+    end: int = 0                   # line of its `#@ end`
+
+    @property
+    def name(self) -> str:
+        """What the block holds, for an author's listing: its first def or class, else its first
+        line of code."""
+        lines = [line.strip() for line in self.code if line.strip()]
+        for line in lines:
+            match = _DEFINES.match(line)
+            if match:
+                return match["name"]
+        return lines[0][:50] if lines else ""
+
+    @property
+    def span(self) -> str:
+        """Its range as written: "9.1..10.1", or "9.1.." when it lasts to the end."""
+        return f"{self.start}..{self.until}" if self.until else f"{self.start}.."
 
 
 @dataclass
@@ -212,6 +228,60 @@ class Stages:
     def blocks(self) -> list[Block]:
         return [item for item in self.items if isinstance(item, Block)]
 
+    def chains(self, name_or_line: str) -> list[list[Block]]:
+        """The chains (a group's versions, in order) that define `name_or_line` (a function or
+        class name: `run_agent`) or hold that line of the source (`445`). Raises KeyError."""
+        blocks = self.blocks()
+        if name_or_line.isdigit():
+            at = int(name_or_line)
+            groups = [b.group for b in blocks if b.line <= at <= b.end]
+            what = f"no block holds line {at} of {self.path}"
+        else:
+            groups = [b.group for b in blocks if b.name == name_or_line or any(
+                (m := _DEFINES.match(line.strip())) and m["name"] == name_or_line for line in b.code)]
+            what = f"no block of {self.path} defines {name_or_line}"
+        if not groups:
+            raise KeyError(what)
+        return [[b for b in blocks if b.group == group] for group in dict.fromkeys(groups)]
+
+    def chain_report(self, name_or_line: str) -> list[str]:
+        """Every version of each chain `chains()` finds, with its range and place, then the diff
+        between each version and the next: where a fix to one version must go again."""
+        out: list[str] = []
+        for versions in self.chains(name_or_line):
+            names = " -> ".join(dict.fromkeys(block.name for block in versions))
+            out.append(f"{names}: {len(versions)} version{'s' if len(versions) != 1 else ''}")
+            for block in versions:
+                out.append(f"  {self.path}:{block.line}-{block.end}  {block.span:<12} {block.kind:<5} "
+                           f"{len(block.code)} lines")
+            for old, new in zip(versions, versions[1:]):
+                out.extend(difflib.unified_diff(
+                    old.code, new.code, lineterm="", n=2,
+                    fromfile=f"{self.path}:{old.line} ({old.span})",
+                    tofile=f"{self.path}:{new.line} ({new.span})"))
+        return out
+
+    def point_report(self, point: str) -> list[str]:
+        """The blocks that begin at `point` (new, or a new version of a chain) and those it
+        replaces (the versions that end there), with their lines: what a lab touches."""
+        self._check(point)
+        blocks = self.blocks()
+        begin = [b for b in blocks if b.start == point]
+        end = [b for b in blocks if b.until == point]
+        out = [f"{point}: {len(begin)} block{'s' if len(begin) != 1 else ''} begin here, "
+               f"{len(end)} end here"]
+        for block in begin:
+            replaced = [b for b in end if b.group == block.group]
+            how = (f"replaces {', '.join(f'{b.span} at :{b.line}' for b in replaced)}" if replaced
+                   else "new")
+            out.append(f"  {self.path}:{block.line}-{block.end}  {block.span:<12} {block.kind:<5} "
+                       f"{block.name}  ({how})")
+        for block in end:
+            if not any(b.group == block.group for b in begin):
+                out.append(f"  {self.path}:{block.line}-{block.end}  {block.span:<12} {block.kind:<5} "
+                           f"{block.name}  (ends here, with no new version)")
+        return out
+
 
 def _text(lines: list[str]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
@@ -317,6 +387,7 @@ def parse(text: str, points: list[str], path: str = "harness_py/course/harness.p
                 if not any(code.strip() for code in block.code):
                     fail(block.line, "an empty block: it holds no code")
                 _check_overlap(items, block, fail, lines_of)
+                block.end = number
                 items.append(block)
                 continues = block.until is not None
                 block = None
@@ -392,13 +463,9 @@ def _parents_of(pages: list[dict]) -> dict[str, str | None]:
 PAGE_NAMES = {"closing": "the closing page"}
 
 
-def course_names(course_yaml: Path | str = COURSE_YAML) -> dict[str, str]:
+def _names_of(pages: list[dict]) -> dict[str, str]:
     """The pages a starting file names by their kind rather than their number: the closing page
     carries the id 16, but nobody calls it "lesson 16"."""
-    return _names_of(_course_pages(course_yaml))
-
-
-def _names_of(pages: list[dict]) -> dict[str, str]:
     return {str(page["id"]): PAGE_NAMES[page["kind"]] for page in pages
             if page.get("kind") in PAGE_NAMES}
 
@@ -428,19 +495,38 @@ def load(path: Path | str | None = None, points: list[str] | None = None,
     return parse(source.read_text(encoding="utf-8"), points, shown, parents, names)
 
 
+USAGE = """usage: stages.py starting|solution|diff|blocks POINT, or stages.py chain NAME|LINE
+  starting POINT   the file lab POINT starts from
+  solution POINT   the harness once lab POINT is done
+  diff POINT       what changed since the previous lab, as the page shows it
+  blocks POINT     the blocks that begin at POINT (new, or a new version) and those they replace
+  chain NAME|LINE  every version of the chained block that defines NAME (or holds LINE of the
+                   source), with its range and lines, and the diff between each and the next"""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python harness_py/stages.py starting|solution|diff POINT`: print one stage."""
+    """`python harness_py/stages.py starting|solution|diff|blocks POINT` prints one stage or what a
+    point touches; `stages.py chain NAME|LINE` prints a chain's versions and their diffs."""
     import sys
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or args[0] not in ("starting", "solution", "diff"):
-        print("usage: stages.py starting|solution|diff POINT", file=sys.stderr)
+    if len(args) != 2 or args[0] not in ("starting", "solution", "diff", "blocks", "chain"):
+        print(USAGE, file=sys.stderr)
         return 2
-    stages = load()
     what, point = args
-    if what == "diff":
-        print("\n".join(stages.diff(point)))
-    else:
-        print(getattr(stages, what)(point), end="")
+    try:
+        stages = load()
+        if what in ("diff", "blocks", "chain"):
+            lines = {"diff": stages.diff, "blocks": stages.point_report, "chain": stages.chain_report}[what](point)
+            text = "\n".join(lines) + "\n"
+        else:
+            text = getattr(stages, what)(point)
+    except KeyError as error:           # a point the course does not have: its sentence, no traceback
+        print(f"stages.py: {error.args[0]}", file=sys.stderr)
+        return 2
+    except MarkerError as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(text, end="")
     return 0
 
 

@@ -914,3 +914,70 @@ def test_a_figure_is_given_the_width_at_which_its_smallest_label_reads(tmp_path)
     with pytest.raises(FigureError) as caught:
         legible_width(boxless)
     assert str(caught.value) == 'its <svg> has no viewBox="0 0 WIDTH HEIGHT", so its size is unknown'
+
+
+def test_a_page_breaking_several_rules_names_every_problem_in_line_order(book, tmp_path):
+    """The rules stage says every problem of the page in one build, each with its line; the first
+    stays the error's own `file:line: message`."""
+    change(book, "::: hint Nearly the code\n`text.upper()", "::: hint Closer\n`text.upper()")
+    change(book, "```output\nto stdout\nto stderr\n```\n", "")
+    wrong_file = book / "lessons/01-hello/wrong.yaml"
+    wrong_file.write_text(wrong_file.read_text().split("- name: whisper")[0])
+    cell = line_of(book, "```python cell timeout=5 lab=2")
+    lab = line_of(book, "::::: lab 2")
+    hint = line_of(book, "::: hint Closer")
+    assert cell < lab < hint
+    assert fails(book, tmp_path) == "\n".join([
+        f"{LESSON}:{cell}: cell 1-4 declares no ```output: write what it prints, so the build proves it",
+        f"{LESSON}:{lab}: lab 2 has no wrong design: add one to wrong.yaml (a change the lesson argues "
+        f"against, which its tests must fail)",
+        f"{LESSON}:{hint}: lab 2: the last hint is titled 'Nearly the code' (today: 'Closer')"])
+
+
+def test_every_rule_of_a_page_is_in_rules():
+    """Adding a rule is adding a function to RULES: nothing is checked beside it."""
+    import inspect
+    from builder import rules
+    page_rules = {name for name, f in vars(rules).items() if inspect.isfunction(f)
+                  and f is not rules.check and list(inspect.signature(f).parameters) == ["source", "around"]}
+    assert page_rules == {rule.__name__ for rule in rules.RULES}
+    assert len(rules.RULES) == 7
+
+
+def test_the_authoring_guides_directive_tables_are_written_from_the_registry():
+    """docs/authoring.md's directive and cell option tables are what `python -m builder.directives`
+    writes from the registry; every directive and option carries its one-line doc."""
+    from builder import directives, options
+    guide = (ROOT / "docs" / "authoring.md").read_text()
+    assert directives.guide_text(guide) == guide, "run python -m builder.directives"
+    for entry in directives.REGISTRY.values():
+        assert entry.doc, f"::: {entry.name} has no doc"
+        assert all(doc for _, doc in directives._option_rows(entry.options)), f"::: {entry.name}: an option has no doc"
+    assert all(doc for _, doc in directives._option_rows(options.CELL))
+    mentioned = set(re.findall(r":::+ ([a-z][a-z-]*)", guide)) - {"quiz"}   # its unknown directive
+    assert mentioned <= set(directives.REGISTRY), f"the guide names {mentioned - set(directives.REGISTRY)}"
+    closed = {name for name, entry in directives.REGISTRY.items() if entry.closed}
+    assert closed == {"check", "prompt", "side-by-side", "hints", "card"}, "the guide lists the closed ones"
+
+
+def test_the_execute_pass_runs_pages_at_once_and_raises_the_first_failing_page_in_reading_order(book, tmp_path, monkeypatch):
+    """Execute is a pass over the whole book before any page is rendered; pages run at once."""
+    import threading
+    from builder import pipeline
+    meeting = threading.Barrier(2, timeout=20)     # broken unless both pages run at the same time
+    execute = pipeline.cells.execute
+
+    def together(*args, **kwargs):
+        meeting.wait()
+        return execute(*args, **kwargs)
+    monkeypatch.setattr(pipeline.cells, "execute", together)
+    build(Project.at(book), tmp_path / "a", assets=False, log=lambda line: None, jobs=2)
+
+    monkeypatch.setattr(pipeline.cells, "execute", execute)
+    welcome = "lessons/00-welcome/page.md"
+    text = (book / welcome).read_text()
+    fence = text.index("```output\n") + len("```output\n")
+    (book / welcome).write_text(text[:fence] + "not what it prints\n" + text[fence:])
+    change(book, "```output\nto stdout\nto stderr\n```\n", "```output\nto stdout\n```\n")
+    message = fails(book, tmp_path)
+    assert message.startswith(f"{welcome}:"), "of two failing pages, the first in reading order"

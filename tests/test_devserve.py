@@ -4,6 +4,7 @@ old page in silence."""
 from __future__ import annotations
 
 import json
+import time
 import shutil
 import threading
 import urllib.request
@@ -81,3 +82,80 @@ def test_a_page_that_no_longer_builds_shows_its_error_and_the_old_page_stays(ser
     path.write_text(path.read_text().replace("::: quiz Why", "::: aside Why"))
     assert builder.once(log=lambda line: None)
     assert json.loads(get(url + "__dev/state")[1])["error"] is None
+
+
+def wait_for(condition, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_watch_goes_on_after_a_build_fails_with_any_error_and_the_page_shows_it(served):
+    """An emptied course.yaml (the review's probe) once killed the watcher in silence."""
+    book, builder, url = served
+    stop = threading.Event()
+    watcher = threading.Thread(target=devserve.watch, args=(builder, stop), daemon=True)
+    watcher.start()
+    course = book / "lessons" / "course.yaml"
+    text = course.read_text()
+    try:
+        before = json.loads(get(url + "__dev/state")[1])["version"]
+        time.sleep(devserve.POLL_S * 2)
+        course.write_text("")
+        assert wait_for(lambda: json.loads(get(url + "__dev/state")[1])["error"] is not None)
+        assert json.loads(get(url + "__dev/state")[1])["error"] == EMPTY_COURSE
+        assert watcher.is_alive()
+        course.write_text(text)
+        assert wait_for(lambda: json.loads(get(url + "__dev/state")[1]) == {"version": before + 1,
+                                                                            "error": None})
+        assert watcher.is_alive()
+    finally:
+        stop.set()
+        watcher.join(5)
+
+
+EMPTY_COURSE = ("lessons/course.yaml: the course file holds no mapping: it needs tau: (repo "
+                "and commit) and pages: (a list, one entry a page)")
+
+
+def _raise_unexpected(*args, **kwargs):
+    raise RuntimeError("the disk is full")
+
+
+def test_an_error_that_is_not_a_build_error_becomes_one_sentence_with_its_place(tmp_path, monkeypatch):
+    state = devserve.State()
+    builder = devserve.Builder(Project.at(FIXTURE), tmp_path / "_site", state)
+    monkeypatch.setattr(devserve, "build", _raise_unexpected)
+    logged = []
+    assert not builder.once(log=logged.append)
+    line = _raise_unexpected.__code__.co_firstlineno + 1
+    assert state.error == f"RuntimeError: the disk is full (test_devserve.py:{line})"
+    assert logged == [f"build failed: {state.error}"]
+
+
+def test_a_file_that_vanishes_while_the_folder_is_read_is_skipped(tmp_path, monkeypatch):
+    book = tmp_path / "book"
+    shutil.copytree(FIXTURE, book)
+    gone = book / "lessons" / "01-hello" / ".#page.md"
+    real_is_file, real_stat = Path.is_file, Path.stat
+    monkeypatch.setattr(Path, "is_file", lambda self: self == gone or real_is_file(self))
+    monkeypatch.setattr(Path, "stat", lambda self, **k: (_ for _ in ()).throw(FileNotFoundError(self))
+                        if self == gone else real_stat(self, **k))
+    gone.write_text("saved halfway")
+    files = devserve.watched(Project.at(book))
+    assert gone not in files and book / PAGE in files
+
+
+def test_a_tool_that_fails_is_shown_as_its_own_sentence(tmp_path, monkeypatch):
+    from builder.search import SearchError
+    state = devserve.State()
+    builder = devserve.Builder(Project.at(FIXTURE), tmp_path / "_site", state)
+
+    def no_node(*args, **kwargs):
+        raise SearchError("node is not on PATH: the search index is made with Node")
+    monkeypatch.setattr(devserve, "build", no_node)
+    assert not builder.once(log=lambda line: None)
+    assert state.error == "node is not on PATH: the search index is made with Node"

@@ -142,3 +142,33 @@ def test_every_class_and_id_a_script_looks_for_is_made(made_by_pages):
 def test_every_class_search_skips_is_made(made_by_pages):
     made = made_by_pages | _made_by_templates() | _made_by_scripts()
     assert sorted(c for c in search.SKIP_CLASSES if "." + c not in made) == []
+
+
+def test_a_cells_name_in_tracebacks_is_said_once():
+    """names.CELL_NAME; the runtime, which cannot import it, has it as run_cell's default."""
+    import inspect
+    import cellrun
+    assert inspect.signature(cellrun.run_cell).parameters["name"].default == names.CELL_NAME
+    assert f"export const CELL_NAME = {names.CELL_NAME!r};" in names.js_module().replace('"', "'")
+    for path in [*JS.glob("*.js"), *(ROOT / "builder").glob("*.py")]:
+        if path.name != "names.py":
+            assert not re.search(r"""CELL_NAME\s*=|["']cell["'],\s*["']exec|name=["']cell["']|File "cell\"""",
+                                 path.read_text()), f"{path.name} names the cell itself"
+
+
+def test_a_page_is_named_in_one_place():
+    from builder.course import Page
+    pages = {kind: Page(id=i, kind=kind, title="T", subtitle="", minutes=1, folder="f")
+             for kind, i in [("lesson", "11"), ("checkpoint", "B"), ("side-quest", "S2"),
+                             ("welcome", "00"), ("closing", "16")]}
+    assert {k: (p.label, p.heading, p.named(), p.named(": "), p.named(lesson_word=True))
+            for k, p in pages.items()} == {
+        "lesson": ("11", "Lesson 11", "11 · T", "11 · T", "Lesson 11 · T"),
+        "checkpoint": ("Checkpoint B", "Checkpoint B", "Checkpoint B · T", "Checkpoint B: T", "Checkpoint B · T"),
+        "side-quest": ("Side quest S2", "Side quest S2", "Side quest S2 · T", "Side quest S2: T", "Side quest S2 · T"),
+        "welcome": ("T", "", "T", "T", "T"),
+        "closing": ("T", "T", "T", "T", "T")}
+    for path in [*JS.glob("*.js"), *(ROOT / "builder").glob("*.py"), *(ROOT / "site" / "templates").rglob("*.html")]:
+        if path.name != "course.py":
+            assert not re.search(r"Lesson \$?\{|Checkpoint \$?\{|Side quest \$?\{|Lesson \{\{", path.read_text()), \
+                f"{path.name} names a page itself (course.Page.label, heading, named; course.json's name)"

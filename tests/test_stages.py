@@ -361,3 +361,56 @@ def test_load_reads_the_points_from_course_yaml():
     assert stages.load().points == stages.course_points() == COURSE.points
     assert stages.load().parents == stages.course_parents() == COURSE.parents
     assert stages.load(points=POINTS).points == POINTS
+
+
+# ------------------------------------------------------- the author's tools: chain and blocks
+
+CHAINED = ("import json\n"
+           "#@ block 1.1..2.1 gap\n#@ spec\n# say hello\n#@ code\ndef greet(name):\n    return 'hi'\n#@ end\n"
+           "#@ block 2.1..11.2 gap\n#@ spec\n# greet by name\n#@ code\ndef greet(name):\n    return name\n#@ end\n"
+           "#@ block 11.2\ndef greet(name):\n    return f'hi {name}'\n#@ end\n"
+           "#@ block 11.2 given\nclass Log:\n    pass\n#@ end\n")
+P = "harness_py/course/harness.py"
+
+
+def test_chain_prints_every_version_with_its_range_and_the_diffs_between_neighbours():
+    s = _parse(CHAINED)
+    assert s.chain_report("greet") == [
+        "greet: 3 versions",
+        f"  {P}:2-8  1.1..2.1     gap   2 lines",
+        f"  {P}:9-15  2.1..11.2    gap   2 lines",
+        f"  {P}:16-19  11.2..       plain 2 lines",
+        f"--- {P}:2 (1.1..2.1)", f"+++ {P}:9 (2.1..11.2)", "@@ -1,2 +1,2 @@",
+        " def greet(name):", "-    return 'hi'", "+    return name",
+        f"--- {P}:9 (2.1..11.2)", f"+++ {P}:16 (11.2..)", "@@ -1,2 +1,2 @@",
+        " def greet(name):", "-    return name", "+    return f'hi {name}'"]
+    assert s.chain_report("12") == s.chain_report("greet"), "a line inside a version finds its chain"
+    assert s.chain_report("Log") == ["Log: 1 version", f"  {P}:20-23  11.2..       given 2 lines"]
+
+
+def test_blocks_lists_what_a_point_adds_and_what_it_replaces():
+    s = _parse(CHAINED)
+    assert s.point_report("11.2") == [
+        "11.2: 2 blocks begin here, 1 end here",
+        f"  {P}:16-19  11.2..       plain greet  (replaces 2.1..11.2 at :9)",
+        f"  {P}:20-23  11.2..       given Log  (new)"]
+    assert s.point_report("11.1") == ["11.1: 0 blocks begin here, 0 end here"]
+
+
+def test_chain_and_blocks_on_the_command_line(capsys):
+    assert stages.main(["chain", "nothing_here"]) == 2
+    assert capsys.readouterr() == ("", "stages.py: no block of harness_py/course/harness.py defines nothing_here\n")
+    assert stages.main(["blocks", "99.1"]) == 2
+    assert capsys.readouterr().err == f"stages.py: 99.1 is not a stage point; the points are {', '.join(POINTS)}\n"
+    assert stages.main(["chain", "run_agent"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "chat -> run_agent: 9 versions"
+    assert stages.main(["blocks", "15.1"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "15.1: 8 blocks begin here, 6 end here"
+
+
+def test_no_version_of_a_chain_is_a_copy_of_the_one_before():
+    for group in {block.group for block in STAGES.blocks()}:
+        versions = [block for block in STAGES.blocks() if block.group == group]
+        for old, new in zip(versions, versions[1:]):
+            assert old.code != new.code, f"{P}:{new.line}: the same code as the version at line {old.line}"

@@ -2,7 +2,7 @@
 // lab of its lesson has passed (on its own page, saved), and shown open until then, so the list
 // never tells a reader they have built what they have not. It follows the saved work as it
 // changes: a lab passed on this page ticks its line at once.
-import { allWork, onChange } from "./storage.js";
+import { allWork, onChange, warn } from "./storage.js";
 import { courseOnce, summarize } from "./progress.js";
 
 function draw(manifest) {
@@ -25,7 +25,11 @@ function draw(manifest) {
 
 export function init() {
   if (!document.querySelector(".capabilities > ul")) return;
-  const redraw = () => courseOnce().then(draw).catch(() => {});
+  let warned = false; // said once, not at every change of the saved work
+  const redraw = () => courseOnce().then(draw).catch((error) => {
+    if (!warned) warn(`The list of what your harness can do could not be ticked: ${error.message}`);
+    warned = true;
+  });
   redraw();
   onChange(redraw);
 }

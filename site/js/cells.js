@@ -5,10 +5,7 @@ import { request, stop, DEFAULT_TIMEOUT } from "./python.js";
 import { mountEditor, mountWhenQuiet } from "./editors.js";
 import { saved, update, hashText, onChange } from "./storage.js";
 import { button, steadyButton } from "./dom.js";
-import { labKey } from "./names.js";
-
-// The name cellrun gives the cell in tracebacks; the build uses the same default.
-const CELL_NAME = "cell";
+import { CELL_NAME, labKey } from "./names.js";
 
 /** The output area: text only, with a note line for stops and failures. What it is given is
  * already capped where it was printed (cellrun.OUTPUT_CAP, whose last line says so). */
@@ -211,10 +208,10 @@ class Cell {
       {
         timeout: this.timeout,
         onOutput: (text) => this.output.append(text),
+        cancelled: () => this.cancelled,   // Stop while it waited its turn: never posted
         onStart: () => {
           this.started = true;
           this.setState("running", harness === null ? "running…" : "running against your harness…");
-          if (this.cancelled) stop(this.cancelled);
         },
       });
     this.finish(result);
@@ -234,6 +231,9 @@ class Cell {
       }
     } else if (result.type === "stopped") {
       this.output.note(`[Stopped: ${result.reason}. Python was restarted.]`);
+      this.setState("stopped", "stopped");
+    } else if (result.type === "cancelled") {
+      this.output.note(`[Stopped before it ran: ${result.reason}.]`);
       this.setState("stopped", "stopped");
     } else {
       this.output.note(`[Could not run: ${result.reason}]`);

@@ -1,5 +1,18 @@
 // Small DOM helpers shared by the page's scripts.
 
+/** The element with this id, or a new <tag id=id> put at the end of `parent` (at its start with
+ * `first`): one per page, whoever asks first. */
+export function ensure(id, tag, parent, { first = false } = {}) {
+  let found = document.getElementById(id);
+  if (!found) {
+    found = document.createElement(tag);
+    found.id = id;
+    if (first) parent.prepend(found);
+    else parent.append(found);
+  }
+  return found;
+}
+
 /** A <button type="button"> with its label, class and click handler. */
 export function button(label, className, onClick) {
   const element = document.createElement("button");

@@ -7,8 +7,8 @@ import { saved, update, hashText } from "./storage.js";
 import { labKey, GAP_OPEN as GAP } from "./names.js";
 import { makeZip, download } from "./zip.js";
 import { button, element, steadyButton } from "./dom.js";
+import { fetchJSON, fetchText, pyPath } from "./files.js";
 
-const SITE = new URL("../../", import.meta.url);
 const STARTING_TITLE = "The file you start from: harness.py";
 const MINE_TITLE = "Your harness.py (the starting file, with your code)";
 // Seconds one test may take before the run is stopped and that test named: the reference passes
@@ -37,12 +37,6 @@ It asks before every write and every command (--yes: never; --allow read,bash: t
 never ask). The first Ctrl-C stops it at once. The session is in FOLDER/.agent/session.jsonl.
 python agent.py --help lists every option.
 `;
-
-async function fetchText(path) {
-  const response = await fetch(new URL(path, SITE));
-  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
-  return response.text();
-}
 
 class Lab {
   constructor(section) {
@@ -280,8 +274,8 @@ class Lab {
       {
         // python.js's own limit is only the backstop of this one, per test
         timeout: TEST_LIMIT * (this.items().length + 1) + 30,
+        cancelled: () => this.cancelled,   // stopped while it waited its turn: never posted
         onStart: () => {
-          if (this.cancelled) return stop(this.cancelled);   // stopped while it waited its turn
           this.started = true;
           limit();
         },
@@ -389,15 +383,15 @@ class Lab {
 
   async download() {
     try {
-      const listing = JSON.parse(await fetchText("py/files.json"));
+      const listing = await fetchJSON(pyPath("files.json"));
       const files = (Array.isArray(listing) ? listing : listing.files).filter((name) => name.startsWith("lab/"));
       const folder = `lesson-${String(this.lesson).padStart(2, "0")}`;
-      const tests = this.tests.startsWith("py/") ? this.tests : `py/${this.tests}`;
+      const tests = pyPath(this.tests);
       const entries = [
         [`${folder}/harness.py`, this.currentText()],
         [`${folder}/tests.py`, await fetchText(tests)],
       ];
-      for (const name of files) entries.push([`${folder}/${name}`, await fetchText(`py/${name}`)]);
+      for (const name of files) entries.push([`${folder}/${name}`, await fetchText(pyPath(name))]);
       download(makeZip(entries), `${folder}-lab-${this.number}.zip`);
     } catch (error) {
       this.report.textContent = `The download could not be made: ${error.message}`;

@@ -6,8 +6,10 @@
 // line in its HTML (#file-notice, revealed by an inline classic script); this module only adds it
 // where modules do run from files and the page lacks it.
 
-const ROOT = new URL("../../", import.meta.url);
-const WORKER = new URL("sw.js", ROOT);
+import { ensure } from "./dom.js";
+import { SITE } from "./files.js";
+
+const WORKER = new URL("sw.js", SITE);
 
 export const FILE_NOTICE = "Opened as a file, this page reads in full but cannot run its code. "
   + "To run it, open a terminal in the book's folder and type: python3 serve.py";
@@ -47,7 +49,7 @@ async function register() {
   });
   let registration;
   try {
-    registration = await navigator.serviceWorker.register(WORKER.href, { scope: ROOT.pathname });
+    registration = await navigator.serviceWorker.register(WORKER.href, { scope: SITE.pathname });
   } catch (error) {
     console.warn(`offline.js: the book cannot be saved for offline study: ${error.message}`);
     return;
@@ -78,14 +80,9 @@ function watchFirstSave(worker) {
 
 // One quiet line in the page's footer, so a reader knows when the server can be stopped.
 function showSaved(text) {
-  let line = document.getElementById("offline-status");
-  if (!line) {
-    line = document.createElement("p");
-    line.id = "offline-status";
-    line.className = "offline-status";
-    line.setAttribute("role", "status");
-    (document.querySelector(".site-footer") || document.body).append(line);
-  }
+  const line = ensure("offline-status", "p", document.querySelector(".site-footer") || document.body);
+  line.className = "offline-status";
+  line.setAttribute("role", "status");
   line.textContent = text;
 }
 

@@ -2,10 +2,9 @@
 // answered), and all progress exported as one JSON file or imported from one. An import that is
 // not the book's saved work is refused with a message and changes nothing.
 import { allWork, onChange, problem, replaceAll, warn } from "./storage.js";
-import { element } from "./dom.js";
+import { element, ensure } from "./dom.js";
 import { download } from "./zip.js";
-
-const SITE = new URL("../../", import.meta.url);
+import { fetchJSON } from "./files.js";
 export const EXPORT_KIND = "agent-harness-book progress";
 
 function lessonOf(id) {
@@ -53,9 +52,13 @@ function describe(progress) {
 
 let course = null;
 
-/** course.json, fetched once per page (an empty course when it cannot be read). */
+/** course.json, fetched once per page. A failure rejects with what went wrong (the caller says
+ * it), and the next call tries again. */
 export function courseOnce() {
-  course ??= fetch(new URL("course.json", SITE)).then((response) => response.json()).catch(() => ({ pages: [] }));
+  course ??= fetchJSON("course.json").catch((error) => {
+    course = null;
+    throw error;
+  });
   return course;
 }
 
@@ -101,8 +104,7 @@ function drawCourse(manifest, pages) {
   bar.setAttribute("aria-label", "Pages complete");
   const parts = [count, bar];
   if (next) {
-    const name = next.kind === "lesson" ? `Lesson ${next.id}` : next.kind === "checkpoint" ? `Checkpoint ${next.id}` : next.title;
-    const link = element("a", "course-continue", `${started ? "Continue" : "Start"}: ${name}${["welcome", "closing"].includes(next.kind) ? "" : ` · ${next.title}`}`);
+    const link = element("a", "course-continue", `${started ? "Continue" : "Start"}: ${next.name}`);
     link.href = next.path;
     parts.push(link);
   } else if (path.length) {
@@ -131,12 +133,7 @@ export async function importText(text) {
 }
 
 function tools() {
-  let box = document.getElementById("progress-tools");
-  if (!box) {
-    box = document.createElement("section");
-    box.id = "progress-tools";
-    (document.querySelector("main") || document.body).append(box);
-  }
+  const box = ensure("progress-tools", "section", document.querySelector("main") || document.body);
   box.classList.add("progress-tools");
   const exportButton = document.createElement("button");
   exportButton.type = "button";

@@ -111,17 +111,22 @@ function restart() {
 /**
  * Run one request in the worker: {type: "run", name, lesson, source, harness} or
  * {type: "test", lesson, lab, tests, harness}. Resolves with the worker's answer ("done",
- * "results" or "fail"), or {type: "stopped", reason} when Stop or the time limit ended it.
+ * "results" or "fail"), or {type: "stopped", reason} when Stop or the time limit ended it, or
+ * {type: "cancelled", reason} when cancelled() named a reason before its turn came: a queued
+ * request is dropped before it is posted, so stopping it never stops (or restarts) Python.
  * onOutput(text) receives the output as it comes; onProgress(result) each lab test's result as it
  * finishes.
  */
-export function request(message, { onOutput = () => {}, onProgress = () => {}, timeout = DEFAULT_TIMEOUT, onStart = () => {} } = {}) {
+export function request(message, { onOutput = () => {}, onProgress = () => {}, timeout = DEFAULT_TIMEOUT, onStart = () => {},
+                                   cancelled = () => null } = {}) {
   const job = queue.then(async () => {
     try {
       await ready;
     } catch (error) {
       return { type: "fail", reason: `Python did not start: ${error.message}` };
     }
+    const reason = cancelled();
+    if (reason) return { type: "cancelled", reason };
     return new Promise((resolve) => {
       const id = nextId++;
       current = { id, onOutput, onProgress, resolve, timer: 0, grace: 0 };

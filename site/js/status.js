@@ -1,6 +1,8 @@
 // The small Python status line: loading (how much has arrived), starting, ready, running, or
 // failed with its reason.
 // The page may hold <div id="python-status"></div>; it is made if it is not there.
+import { ensure } from "./dom.js";
+
 const LABELS = {
   booting: "Python: starting…",
   ready: "Python: ready",
@@ -11,12 +13,7 @@ const LABELS = {
 // It lives in the page's header, in the flow of the page, so it never sits on the text; on a
 // screen wide enough to keep it in the margin, book.css pins it to the corner instead.
 function element() {
-  let status = document.getElementById("python-status");
-  if (!status) {
-    status = document.createElement("div");
-    status.id = "python-status";
-    (document.querySelector(".site-header") || document.body).append(status);
-  }
+  const status = ensure("python-status", "div", document.querySelector(".site-header") || document.body);
   status.classList.add("python-status");
   status.setAttribute("role", "status");
   status.setAttribute("aria-live", "polite");

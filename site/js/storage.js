@@ -16,6 +16,8 @@
 // another lesson never writes its stale picture over the first tab's work.
 //
 // Checks, prompts and hints are saved and restored by answers.js, from checks.js's events.
+import { ensure } from "./dom.js";
+
 export const KEY = "agent-harness-book/work";
 export const FORMAT = 1;
 const SECTIONS = ["cells", "labs", "answers", "hints"];
@@ -48,14 +50,9 @@ export function hashText(text) {
 
 /** A visible warning at the top of the page (storage corrupt, full, or an import refused). */
 export function warn(message) {
-  let box = document.getElementById("book-warning");
-  if (!box) {
-    box = document.createElement("div");
-    box.id = "book-warning";
-    box.className = "book-warning";
-    box.setAttribute("role", "alert");
-    document.body.prepend(box);
-  }
+  const box = ensure("book-warning", "div", document.body, { first: true });
+  box.className = "book-warning";
+  box.setAttribute("role", "alert");
   const line = document.createElement("p");
   line.textContent = message;
   box.append(line);

@@ -21,12 +21,14 @@
 // Pyodide's loader is imported in boot(), not here: a static import would be fetched before this
 // file runs at all, and the snapshot's download, the critical path, should start first.
 const PYODIDE = "../../pyodide/pyodide.mjs";
+// A few lines (where the book's files are, and how one is read): small, so fetching it first does
+// not hold up the snapshot's download.
+import { PY, SITE, fetchJSON, fetchText, pyPath } from "./files.js";
 
-const SITE = new URL("../../", import.meta.url);
 const ROOT = "/book";
 const FLUSH_MS = 25; // at most one "out" message per 25 ms: a print loop cannot flood the page
 
-const SNAPSHOT = "py/snapshot.bin.gz";
+const SNAPSHOT = pyPath("snapshot.bin.gz");
 
 // The Python side lives in harness_py/pagerun.py, written to /book with the book's other files.
 // After a restore from the snapshot it is already imported; the random state the snapshot froze
@@ -46,15 +48,9 @@ let lesson = null; // the page's lesson, from "init": sent as the worker starts,
 
 const post = (message) => self.postMessage(message);
 
-async function fetchText(path) {
-  const response = await fetch(new URL(path, SITE));
-  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
-  return response.text();
-}
-
 async function fetchBookFiles() {
-  const { files } = JSON.parse(await fetchText("py/files.json"));
-  return Promise.all(files.map(async (name) => [name, await fetchText(`py/${name}`)]));
+  const { files } = await fetchJSON(pyPath("files.json"));
+  return Promise.all(files.map(async (name) => [name, await fetchText(pyPath(name))]));
 }
 
 const timings = {};
@@ -193,7 +189,7 @@ function runCell({ id, name, lesson, source, harness }) {
 
 function runTests({ id, lesson, lab, tests, harness }) {
   try {
-    const path = tests.startsWith("py/") ? `${ROOT}/${tests.slice(3)}` : tests;
+    const path = tests.startsWith(PY) ? `${ROOT}/${tests.slice(PY.length)}` : tests;
     // Each test's result as it finishes: the page ticks it, and knows which test a stop cut short.
     const report = (text) => post({ type: "progress", id, result: JSON.parse(text) });
     const results = JSON.parse(glue.runTests(harness, lesson, lab, path, report));

@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "site"))
 
-from builder.browser import FLAGS, find_browser  # noqa: E402
+from builder.browser import FLAGS, find_browser, missing  # noqa: E402
 
 ARTIFACTS = ROOT / "test-artifacts"
 LOCAL_HOSTS = {"127.0.0.1"}
@@ -68,7 +68,7 @@ def playwright_instance():
 def browser_path():
     path = find_browser()
     if path is None:
-        pytest.fail("no Chromium: install Debian's chromium or set BOOK_BROWSER")
+        pytest.fail(missing())
     return path
 
 

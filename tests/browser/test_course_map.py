@@ -65,3 +65,18 @@ def test_arrow_keys_turn_the_page_but_not_while_typing(page, base_url):
     page.keyboard.press("ArrowRight")
     assert page.evaluate("window.turned === undefined"), "ArrowRight in the search box turned the page"
     assert page.url.endswith("lesson-02.html")
+
+
+def test_a_course_json_that_cannot_be_read_is_said_on_the_map_and_on_a_lesson(page, base_url):
+    """It was turned into an empty course in silence: no progress, no ticks, no word."""
+    page.route("**/course.json", lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(base_url + "index.html")
+    page.wait_for_selector("#book-warning", state="visible")
+    assert page.locator("#book-warning").inner_text() == "Progress could not be shown: course.json: HTTP 404"
+    page.route("**/course.json", lambda route: route.fulfill(status=200, body="<<<<<<< HEAD"))
+    page.goto(base_url + "lesson-01.html")
+    page.wait_for_selector("#book-warning", state="visible")
+    why = page.evaluate("() => { try { JSON.parse('<<<<<<< HEAD'); } catch (e) { return e.message; } }")
+    assert page.locator("#book-warning").inner_text() == (
+        f"The list of what your harness can do could not be ticked: course.json: not JSON ({why})")
+    assert page.locator("#book-warning p").count() == 1

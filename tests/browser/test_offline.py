@@ -75,7 +75,8 @@ def small_book(root: Path, text: str = "version A") -> Path:
     (root / "pyodide").mkdir(exist_ok=True)
     for name in PYODIDE_FILES:
         shutil.copyfile(NODE_MODULES / "pyodide" / name, root / "pyodide" / name)
-    shutil.copyfile(ROOT / "site" / "js" / "offline.js", root / "assets" / "js" / "offline.js")
+    for name in ("offline.js", "dom.js", "files.js"):     # offline.js and what it imports
+        shutil.copyfile(ROOT / "site" / "js" / name, root / "assets" / "js" / name)
     (root / "assets" / "js" / "test-worker.js").write_text(TEST_WORKER)
     (root / "course.json").write_text(json.dumps({"build": "small", "pages": []}))
     write_pages(root, text)

@@ -97,3 +97,33 @@ def test_deep_recursion_ends_in_an_error_and_python_carries_on(page, fixture_url
     output = run_cell(page, "99-8", timeout=30_000)
     assert "RecursionError" in output or "[Stopped" in output or "[Could not run" in output
     assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
+
+
+# Count the workers the page makes: boot.js makes the first, python.js one per restart.
+COUNT_WORKERS = """(() => {
+    const Real = window.Worker;
+    window.workersMade = 0;
+    window.Worker = class extends Real { constructor(...args) { super(...args); window.workersMade++; } };
+})();"""
+
+
+def test_stop_on_a_queued_cell_drops_it_before_python_sees_it(page, served):
+    """The queued cell is never posted: Python goes on with the running cell, untouched."""
+    kind, url = served
+    page.add_init_script(COUNT_WORKERS)
+    page.goto(url + "lesson-99.html")
+    wait_ready(page)
+    rewrite_cell(page, "99-5", RUNAWAY)
+    page.locator("#cell-99-5 .cell-run").click()
+    page.wait_for_function(LOOPING, timeout=30_000)
+    page.locator("#cell-99-1 .cell-run").click()
+    assert state(page, "99-1") == "queued"
+    page.locator("#cell-99-1 .cell-stop").click()
+    assert state(page, "99-5") == "running", "the running cell goes on"
+    page.locator("#cell-99-5 .cell-stop").click()
+    page.wait_for_function("document.getElementById('cell-99-1').dataset.state === 'stopped'", timeout=30_000)
+    assert page.locator("#cell-99-1 .cell-output").text_content() == "[Stopped before it ran: you pressed Stop.]\n"
+    wait_ready(page)
+    # One worker at boot, and one more only where Stop on the running cell had to end it.
+    assert page.evaluate("window.workersMade") == (1 if kind == "isolated" else 2)
+    assert run_cell(page, "99-1", timeout=90_000) == recorded(page, "99-1")
