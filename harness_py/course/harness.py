@@ -2590,6 +2590,8 @@ TRANSIENT = (408, 409, 425, 429)      # statuses worth another try, with every s
 #
 # Retrying(model, retries=RETRIES, sleep=time.sleep)   a model whose stream is tried again when
 #     it fails before its first piece, and never after. .complete(...) is model.complete(...).
+#     A model with no stream method is refused at once: TypeError, with a sentence that says
+#     so (the loop streams any model that has stream(), and Retrying always has one).
 #     .stream(system, messages, tools) is a generator. Each try calls model.stream(...) and reads
 #     its first event:
 #     - a piece, or an end event: yield it and every event after it; no more tries
@@ -2649,6 +2651,9 @@ class Retrying:
     goes through `sleep`, so a test or a page can count it instead of waiting."""
 
     def __init__(self, model, retries=RETRIES, sleep=time.sleep):
+        if not hasattr(model, "stream"):      # the loop would stream through us, and find nothing
+            raise TypeError(f"Retrying retries a stream, and {type(model).__name__} has no "
+                            "stream(): wrap a model that streams, or use this one unwrapped")
         self.model, self.retries, self.sleep = model, retries, sleep
 
     def complete(self, system, messages, tools):

@@ -663,6 +663,25 @@ class Lab2(_LabCase):
         got = self.call("Retrying.complete", harness.Retrying(whole).complete, "s", [], [])
         self.assertEqual(got.get("content"), ok["content"], f"complete gave {got!r}")
 
+    def test_retrying_needs_a_stream(self):
+        """Retrying refuses a model that has no stream(): a TypeError whose message names stream, when it is made."""
+        whole = lab.ScriptedModel([lab.say("Port 9090.")])
+        try:
+            wrapped = harness.Retrying(whole)
+        except TypeError as error:
+            self.assertIn("stream", str(error),
+                          f"Retrying refused a model with no stream() with {str(error)!r}; say "
+                          "that it needs one")
+            return
+        except Exception as error:
+            self.fail(f"Retrying(ScriptedModel(...)) raised {type(error).__name__}: {error}; "
+                      "refuse a model with no stream() with a TypeError that says so")
+        events, error = self.stream_of(wrapped, "")
+        self.fail("Retrying(ScriptedModel(...)) was made, and its stream() gave "
+                  f"{events!r}{f' and raised {type(error).__name__}: {error}' if error else ''}. "
+                  "The loop streams any model that has stream(), and a ScriptedModel has none: "
+                  "refuse it with a TypeError when it is wrapped")
+
     def render(self, renderer, events):
         """What renderer printed after each event, and what finish() returned and printed."""
         printed = []
