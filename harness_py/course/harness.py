@@ -2703,7 +2703,10 @@ ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "too
 #   - a user message: {"role": "user", "content": <its text>}
 #   - an assistant message: {"role": "assistant", "content": [blocks]}, a text block as
 #     {"type": "text", "text"} (an empty text is left out: Anthropic refuses it), a toolCall as
-#     {"type": "tool_use", "id", "name", "input": <the arguments dict itself, not JSON text>}
+#     {"type": "tool_use", "id", "name", "input": <the arguments dict itself, not JSON text>};
+#     an assistant message left with no blocks at all is left out: Anthropic refuses a message
+#     with empty content (the one exception is a final assistant turn, which asks the model to
+#     continue it, and nothing is there to continue)
 #   - a toolResult: a *user* message holding {"type": "tool_result", "tool_use_id",
 #     "content", "is_error"}, is_error kept as it is
 #   - two messages in a row that come out with the same role are merged into one, their
@@ -2752,6 +2755,8 @@ def anthropic_messages(messages):
                 {"type": "tool_use", "id": b["id"], "name": b["name"], "input": b["arguments"]}
                 for b in m["content"] if b["type"] == "toolCall" or (b["type"] == "text"
                                                                      and b["text"])]
+            if not content:                   # refused by Anthropic: "non-empty content"
+                continue
         elif m["role"] == "toolResult":
             role, content = "user", [{"type": "tool_result", "tool_use_id": m["tool_call_id"],
                                       "content": m["content"], "is_error": m["is_error"]}]

@@ -120,6 +120,20 @@ class Lab1(_LabCase):
         self.assertEqual(got, want, f"anthropic_messages gave {got}; expected {want}. An empty "
                                     "text block is refused by Anthropic, so it is left out.")
 
+    def test_empty_assistant_left_out(self):
+        """An assistant message with no blocks to send (an empty answer, or one empty text) is left out, and the user messages around it merge."""
+        messages = [lab.user("Go."), lab.reply(), lab.user("Well?"), lab.reply(""),
+                    lab.user("Hello?")]
+        got = self.call("anthropic_messages", harness.anthropic_messages, messages)
+        want = [{"role": "user", "content": [{"type": "text", "text": "Go."},
+                                             {"type": "text", "text": "Well?"},
+                                             {"type": "text", "text": "Hello?"}]}]
+        self.assertEqual(got, want, f"anthropic_messages gave {got}; expected {want}. Anthropic "
+                                    "refuses a message with empty content (\"all messages must "
+                                    "have non-empty content except for the optional final "
+                                    "assistant message\"): leave out an assistant message with "
+                                    "no blocks, and merge the user messages it stood between.")
+
     def test_results_keep_id_and_is_error(self):
         """A tool result is a tool_result block in a user message, with its tool_use_id, its content and its is_error."""
         got = self.call("anthropic_messages", harness.anthropic_messages, _transcript())
