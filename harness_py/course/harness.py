@@ -2572,21 +2572,7 @@ TRANSIENT = (408, 409, 425, 429)      # statuses worth another try, with every s
 #@ end
 #@ block 14.2 gap
 #@ spec
-# Spec only. The tests import read_sse and Retrying here, and TerminalRenderer (region 5).
-#
-# read_sse(chunks) -> a generator of {"event": name or None, "data": text}   server-sent events
-#     from a byte stream cut anywhere: `chunks` is an iterable of bytes, and a chunk may end in
-#     the middle of a line or of a character.
-#     - decode with one incremental UTF-8 decoder for the whole stream
-#       (codecs.getincrementaldecoder("utf-8")()), never chunk by chunk
-#     - a line ends at "\n", "\r\n" or "\r" (a "\r" at the end of a chunk may be half of "\r\n":
-#       wait for the next chunk, or for the end of the bytes, to know)
-#     - a line starting with ":" is a comment: skip it
-#     - "field: value" (one space after the colon dropped, if there is one): "event" sets the
-#       name, each "data" line adds a line to the data (joined with "\n"); other fields ignored
-#     - a blank line ends the event: yield it if it had any data line, then start afresh
-#     - at the end of the bytes, an event with no blank line after it is not yielded: the stream
-#       was cut
+# Spec only. The tests import Retrying here, and TerminalRenderer (region 5).
 #
 # Retrying(model, retries=RETRIES, sleep=time.sleep)   a model whose stream is tried again when
 #     it fails before its first piece, and never after. .complete(...) is model.complete(...).
@@ -2602,41 +2588,6 @@ TRANSIENT = (408, 409, 425, 429)      # statuses worth another try, with every s
 #     yield {"type": "error", "message": <the last failure>}: f"{type(error).__name__}: {error}"
 #     for an exception, the event's message, or STREAM_ENDED.
 #@ code
-
-
-def _lines(chunks):
-    """The lines of a byte stream cut anywhere: one incremental decoder for the whole stream, so
-    a character split between two chunks is put back together; a line ends at \\n, \\r\\n or \\r.
-    The text after the last line ending is not a line: the stream was cut there."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    rest = ""
-    for chunk in chunks:
-        text = rest + decoder.decode(chunk)
-        held = "\r" if text.endswith("\r") else ""    # maybe the first half of a \r\n
-        lines = text[:len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        rest = lines.pop() + held
-        yield from lines
-    if rest.endswith("\r"):                          # nothing came after it: a whole line ending
-        yield rest[:-1]
-
-
-def read_sse(chunks):
-    """Server-sent events from a byte stream cut anywhere: {"event": name or None, "data": text}
-    for each event that ended with its blank line. Comments are skipped, data lines joined with
-    a newline, and a last event the stream cut off before its blank line is not yielded."""
-    name, data = None, []
-    for line in _lines(chunks):
-        if not line:                                  # a blank line ends the event
-            if data:
-                yield {"event": name, "data": "\n".join(data)}
-            name, data = None, []
-        elif not line.startswith(":"):                # a comment is skipped
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                name = value
-            elif field == "data":
-                data.append(value)
 
 
 def _transient(message):
@@ -2682,6 +2633,60 @@ class Retrying:
                 return
         yield {"type": "error", "message": failure}
 #@ end
+#@ block 16.3 gap
+#@ spec
+# Spec only. The closing page's tests import read_sse here; your HttpModel.stream reads with it.
+#
+# read_sse(chunks) -> a generator of {"event": name or None, "data": text}   server-sent events
+#     from a byte stream cut anywhere: `chunks` is an iterable of bytes, and a chunk may end in
+#     the middle of a line or of a character.
+#     - decode with one incremental UTF-8 decoder for the whole stream
+#       (codecs.getincrementaldecoder("utf-8")()), never chunk by chunk
+#     - a line ends at "\n", "\r\n" or "\r" (a "\r" at the end of a chunk may be half of "\r\n":
+#       wait for the next chunk, or for the end of the bytes, to know)
+#     - a line starting with ":" is a comment: skip it
+#     - "field: value" (one space after the colon dropped, if there is one): "event" sets the
+#       name, each "data" line adds a line to the data (joined with "\n"); other fields ignored
+#     - a blank line ends the event: yield it if it had any data line, then start afresh
+#     - at the end of the bytes, an event with no blank line after it is not yielded: the stream
+#       was cut
+#@ code
+
+
+def _lines(chunks):
+    """The lines of a byte stream cut anywhere: one incremental decoder for the whole stream, so
+    a character split between two chunks is put back together; a line ends at \\n, \\r\\n or \\r.
+    The text after the last line ending is not a line: the stream was cut there."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    rest = ""
+    for chunk in chunks:
+        text = rest + decoder.decode(chunk)
+        held = "\r" if text.endswith("\r") else ""    # maybe the first half of a \r\n
+        lines = text[:len(text) - len(held)].replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        rest = lines.pop() + held
+        yield from lines
+    if rest.endswith("\r"):                          # nothing came after it: a whole line ending
+        yield rest[:-1]
+
+
+def read_sse(chunks):
+    """Server-sent events from a byte stream cut anywhere: {"event": name or None, "data": text}
+    for each event that ended with its blank line. Comments are skipped, data lines joined with
+    a newline, and a last event the stream cut off before its blank line is not yielded."""
+    name, data = None, []
+    for line in _lines(chunks):
+        if not line:                                  # a blank line ends the event
+            if data:
+                yield {"event": name, "data": "\n".join(data)}
+            name, data = None, []
+        elif not line.startswith(":"):                # a comment is skipped
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)
+#@ end
 #@ block 16.1 given
 
 
@@ -2726,7 +2731,7 @@ ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "too
 #     ...) makes the reply failed: stop_reason "error", error_message f"stop_reason {reason}",
 #     its content kept.
 # anthropic_events(sse) -> iterator   `sse` is an iterable of {"event", "data"} dicts (what
-#     read_sse makes of the bytes); yields the book's stream events (STREAM: text, call,
+#     read_sse, of lab 3, makes of the bytes); yields the book's stream events (STREAM: text, call,
 #     arguments, end, error):
 #   - content_block_start of a tool_use: {"type": "call", "index": i, "id", "name"}, i counting
 #     the calls of this reply from 0 (not Anthropic's block index, which counts text blocks too)

@@ -1,7 +1,8 @@
 """The closing page's lab tests: the reader's harness, spoken to a real provider's wire format.
 
 Lab1 checks Anthropic's Messages spelling (point 16.1), Lab2 the OpenAI-compatible Chat Completions
-spelling (16.2), Lab3 the HTTP part both share: failures as replies, retries only before the first
+spelling (16.2), Lab3 the HTTP part both share: server-sent events read from bytes cut anywhere,
+failures as replies, retries only before the first
 piece, the key kept out of sight (16.3); it also runs the reader's Harness over each adapter, so
 lesson 05's rule (a failed reply ends the run, recorded) and lesson 11's log are tested again.
 No test opens a socket: every answer comes from lab.Transport, which plays exchanges written from
@@ -489,7 +490,92 @@ def _ask_read():
     return [lab.user("Why does the test fail?")]
 
 
+EVENTS = [{"event": "message_start", "data": '{"type": "message_start"}'},
+          {"event": None, "data": "caf\u00e9 \u2615 \U0001F600\nsecond line"},
+          {"event": "content_block_delta", "data": '{"text": "\u00e9t\u00e9"}'},
+          {"event": "message_stop", "data": ""}]
+
+
+class _Chunks:
+    """An iterable of chunks that counts how many have been read."""
+
+    def __init__(self, chunks):
+        self.chunks, self.read = list(chunks), 0
+
+    def __iter__(self):
+        for chunk in self.chunks:
+            self.read += 1
+            yield chunk
+
+
 class Lab3(_LabCase):
+
+    def sse(self, chunks, what):
+        try:
+            return list(harness.read_sse(chunks))
+        except Exception as error:
+            self.fail(f"read_sse raised {type(error).__name__}: {error}, {what}")
+
+    def test_events_come_back(self):
+        """read_sse gives back each event with its name (None without an event line) and its data, several data lines joined with a newline."""
+        got = self.sse([lab.sse(EVENTS)], "on the whole stream in one chunk")
+        self.assertEqual(got, EVENTS, f"read_sse gave {got!r}; expected {EVENTS!r}")
+
+    def test_cut_anywhere(self):
+        """Cut at any byte, the bytes give the same events, even when the cut splits a character that UTF-8 writes as two, three or four bytes."""
+        data = lab.sse(EVENTS)
+        for offset in range(1, len(data)):
+            got = self.sse(lab.chunks(data, [offset]), f"with the bytes cut at {offset}")
+            if got != EVENTS:
+                self.fail(f"with the bytes cut at offset {offset} ({data[:offset][-12:]!r} | "
+                          f"{data[offset:][:12]!r}) read_sse gave {got!r}. Decode with one "
+                          "incremental decoder for the whole stream: a chunk may end inside a "
+                          "character.")
+        got = self.sse(lab.chunks(data, "every byte"), "one byte a chunk")
+        self.assertEqual(got, EVENTS, f"one byte a chunk, read_sse gave {got!r}")
+
+    def test_line_endings(self):
+        """A line may end in \\n, \\r\\n or \\r, and a cut between \\r and \\n is one line ending, not two."""
+        for newline in ("\r\n", "\r"):
+            data = lab.sse(EVENTS, newline=newline)
+            for at in ([], "every byte"):
+                got = self.sse(lab.chunks(data, at), f"with lines ending {newline!r}")
+                self.assertEqual(got, EVENTS, f"with lines ending in {newline!r} "
+                                 f"({'one byte a chunk' if at else 'one chunk'}), read_sse "
+                                 f"gave {got!r}")
+
+    def test_comments_and_fields(self):
+        """Comment lines are skipped, one space after the colon is dropped, a field with no colon counts as empty, other fields are ignored, and an event with no data line is not yielded."""
+        data = (b": keep-alive\n\nevent: ping\n\nid: 7\nretry: 100\ndata:x\ndata:  two\ndata\n\n"
+                b"event: only\ndata: 1\n\n")
+        got = self.sse([data], "on comments and fields")
+        want = [{"event": None, "data": "x\n two\n"}, {"event": "only", "data": "1"}]
+        self.assertEqual(got, want, f"read_sse gave {got!r}; expected {want!r}")
+
+    def test_cut_tail_not_yielded(self):
+        """An event with no blank line after it, at the end of the bytes, is not yielded: the stream was cut before it was whole."""
+        data = lab.sse(EVENTS)
+        for tail in (1, 2, 9):
+            got = self.sse([data[:-tail]], f"with the last {tail} bytes missing")
+            self.assertEqual(got, EVENTS[:-1], f"with the last {tail} bytes cut off, read_sse "
+                             f"gave {got!r}; the last event had no blank line after it yet, so "
+                             "it is not whole and must not be yielded")
+
+    def test_events_as_they_arrive(self):
+        """read_sse is a generator that yields each event as soon as its blank line has arrived, before it reads the next chunk."""
+        data = lab.sse(EVENTS[:2])
+        first_end = lab.sse(EVENTS[:1])
+        source = _Chunks(lab.chunks(data, [len(first_end)]))
+        try:
+            events = harness.read_sse(source)
+            first = next(events)
+        except Exception as error:
+            self.fail(f"read_sse raised {type(error).__name__}: {error}")
+        self.assertEqual(first, EVENTS[0], f"the first event was {first!r}")
+        self.assertEqual(source.read, 1, f"to hand out the first event read_sse read "
+                         f"{source.read} chunks; the first chunk already held it whole. Yield "
+                         "each event as it ends: a reader waiting for the whole stream shows "
+                         "nothing until the reply is over.")
 
     def complete(self, model):
         return self.call("complete", model.complete, "Be brief.", _ask_read(), TOOLS)
