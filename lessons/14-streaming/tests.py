@@ -240,6 +240,18 @@ class Lab1(_LabCase):
                              "finished as at the end: arguments parsed once (here "
                              "_raw_arguments), and no stream index")
 
+    def test_error_first_still_starts(self):
+        """An error event before any piece still opens the message: message_start, no update, then the failed reply with no content and the event's message."""
+        model = lab.StreamingModel([lab.error_event(lab.say("Port 9090 is free."), after=0)])
+        events, message = self.reply_of(model.stream("s", [], []))
+        self.assertEqual(_types(events), ["message_start"],
+                         f"an error event first gave the events {_types(events)}; expected "
+                         "message_start alone: every message_end a frontend is handed closes a "
+                         "message it was told had begun, a failed one too")
+        self.assertEqual(message, {"role": "assistant", "content": [], "stop_reason": "error",
+                                   "error_message": lab.OVERLOADED},
+                         f"an error event first gave {message!r}")
+
     def test_no_end_is_a_failure(self):
         """A stream that stops with no end event is a failure, not a success: a failed message with error_message STREAM_ENDED, keeping what arrived, even when nothing did (and then message_start still comes first)."""
         for after, text in ((None, "Port 9090 is free."), (2, "Port 9090 "), (0, "")):
@@ -522,6 +534,28 @@ class Lab2(_LabCase):
             self.assertEqual((len(model.calls), slept), (3, [0.25, 0.5]),
                              f"retries=2: {len(model.calls)} requests and sleeps {slept}; "
                              "expected 3 requests and [0.25, 0.5]")
+
+    def test_gives_up_with_the_last_failure(self):
+        """When the failures differ, Retrying gives up with the last one: a drop, then a 529, then a stream with no event end in STREAM_ENDED."""
+        ok = lab.say("Hi.")
+        steps = [lab.drop(ok, after=0), lab.error_event(ok, after=0), lab.no_end(ok, after=0)]
+        model, wrapped, slept = self.retrying(steps, retries=2)
+        events, error = self.stream_of(wrapped, "")
+        self.assertEqual((events, error), ([{"type": "error", "message": harness.STREAM_ENDED}],
+                                           None),
+                         f"a drop, a 529, then no event at all gave {events!r}"
+                         f"{f' and raised {error!r}' if error else ''}; expected one error event "
+                         "with the last failure, STREAM_ENDED: it is the one the provider is in now")
+
+    def test_empty_answer_passed_through(self):
+        """A stream whose first event is its end (a reply with nothing in it) is passed through: one request, no sleep."""
+        model, wrapped, slept = self.retrying([lab.reply(), lab.say("Hi.")])
+        events, error = self.stream_of(wrapped, "")
+        self.assertEqual(([e.get("type") for e in events], error, len(model.calls), slept),
+                         (["end"], None, 1, []),
+                         f"an end event first gave {events!r} after {len(model.calls)} requests "
+                         f"and sleeps {slept}; an end event is an answer, if an empty one: pass "
+                         "it on, and try nothing again")
 
     def test_no_retry_on_a_refusal(self):
         """An error event whose status is not worth another try (a 400), or that has no status at all, is yielded at once, with no retry; 408, 429 and every 5xx are retried."""
