@@ -284,6 +284,16 @@ class Lab1(_LabCase):
                              f"a stream cut after {cut} of its {len(whole)} events ended with "
                              f"{events[-1]}; without message_stop the reply is not complete.")
 
+    def test_events_no_stop_reason_fails(self):
+        """A message_stop with no message_delta before it, so no stop_reason, ends the stream with an error, not an end."""
+        sse = [e for e in lab.sse_events(lab.ANTHROPIC_STREAM_TEXT) if e["event"] != "message_delta"]
+        events = self.events("anthropic_events", harness.anthropic_events, sse)
+        self.assert_one_terminal_last("a stream with no message_delta", events)
+        self.assertEqual(events[-1].get("type"), "error",
+                         f"a stream with no message_delta ended with {events[-1]}; nobody said "
+                         "why the reply stopped, so it is not a finished one: a stop_reason not "
+                         "in ANTHROPIC_STOPS, None included, is an error.")
+
     def test_events_refusal_fails(self):
         """A stop_reason the book has no name for ends the stream with an error naming it."""
         text = lab.ANTHROPIC_STREAM_TEXT.replace('"end_turn"', '"refusal"')
@@ -405,7 +415,7 @@ class Lab2(_LabCase):
                          f"{got.get('error_message')!r}; expected a failed reply.")
 
     def test_reply_bad_arguments_fail(self):
-        """Arguments that are not a JSON object make a failed reply that calls nothing."""
+        """Arguments that are not a JSON object make a failed reply that calls nothing, not even the reply's other, good call."""
         for text in ('{"path": "calc.py"', '"calc.py"'):
             data = json.loads(json.dumps(lab.OPENAI_TOOL))
             data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = text
@@ -419,6 +429,16 @@ class Lab2(_LabCase):
             self.assertEqual(calls, [], f"arguments {text!r} still gave a toolCall: {calls}.")
             self.assertIn("call_abc", got.get("error_message", ""),
                           "the error_message does not name the call.")
+        data = json.loads(json.dumps(lab.OPENAI_TOOL))
+        good = data["choices"][0]["message"]["tool_calls"][0]
+        bad = {**good, "id": "call_bad", "function": {**good["function"], "arguments": '"x"'}}
+        data["choices"][0]["message"]["tool_calls"] = [good, bad]
+        got = self.call("openai_reply on a good call and a bad one", harness.openai_reply, data)
+        calls = [b for b in got.get("content", []) if b.get("type") == "toolCall"]
+        self.assertEqual((got.get("stop_reason"), calls), ("error", []),
+                         f"a good call and a bad one gave stop_reason {got.get('stop_reason')!r} "
+                         f"and the calls {calls}; expected a failed reply with no call: a failed "
+                         "reply's calls never run, and one kept in it would be left with no result.")
 
     def test_reply_usage_absent(self):
         """A server that sends no usage gives usage {}."""
@@ -451,6 +471,24 @@ class Lab2(_LabCase):
         self.assertEqual(events[-1], {"type": "end", "stop_reason": "toolUse",
                                       "usage": {"input": 402, "output": 40}},
                          f"the last event is {events[-1]}.")
+
+    def test_events_calls_with_a_stop(self):
+        """A stream that brings calls and then says finish_reason "stop", as some local servers do, ends with stop_reason "toolUse"."""
+        sse = []
+        for item in lab.sse_events(lab.OPENAI_STREAM_TOOLS):
+            if item["data"] != "[DONE]":
+                data = json.loads(item["data"])
+                for choice in data.get("choices") or []:
+                    if choice.get("finish_reason"):
+                        choice["finish_reason"] = "stop"
+                item = {**item, "data": json.dumps(data)}
+            sse.append(item)
+        events = self.events("openai_events", harness.openai_events, sse)
+        self.assert_one_terminal_last("a stream of calls ending in 'stop'", events)
+        self.assertEqual(events[-1].get("stop_reason"), "toolUse",
+                         f"calls and finish_reason 'stop' ended with {events[-1]}; expected "
+                         "stop_reason 'toolUse': the calls were asked for, whatever the server "
+                         "calls its finish.")
 
     def test_events_error_and_cut(self):
         """A chunk with an error ends the stream with its words; chunks that stop before [DONE] end it with an error."""
@@ -699,6 +737,23 @@ class Lab3(_LabCase):
                          "Fixed: add() now adds. ✓", f"the stream yielded {got}.")
         self.assert_one_terminal_last("the retried stream", got)
         self.assertEqual(got[-1].get("type"), "end", f"the stream ended with {got[-1]}.")
+
+    def test_stream_waits_as_asked(self):
+        """stream pauses as complete does: BACKOFF, then twice it, or as long as Retry-After asks."""
+        model, wire, sleeps = _anthropic([lab.answer(529, lab.ANTHROPIC_OVERLOADED),
+                                          lab.answer(529, lab.ANTHROPIC_OVERLOADED),
+                                          lab.answer(200, lab.ANTHROPIC_STREAM_TEXT)])
+        self.stream(model)
+        self.assertEqual(sleeps, [harness.BACKOFF, 2 * harness.BACKOFF],
+                         f"after two 529s the stream's pauses were {sleeps}; expected BACKOFF, "
+                         "then twice it, through the injected sleep.")
+        model, wire, sleeps = _openai([lab.answer(429, lab.OPENAI_RATE_LIMITED,
+                                                  {"Retry-After": "20"}),
+                                       lab.answer(200, lab.OPENAI_STREAM_TEXT)])
+        self.stream(model)
+        self.assertEqual(sleeps, [20.0], f"after a 429 with Retry-After: 20 the stream's pause "
+                                         f"was {sleeps}; expected 20 seconds: read the headers "
+                                         "of the answer that was refused.")
 
     def test_stream_never_retries_after_a_piece(self):
         """Once a piece is out, a dropped connection is one error event, "connection lost", and nothing is sent again."""
