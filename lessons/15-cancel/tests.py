@@ -349,9 +349,13 @@ class Lab1(_Case):
                          f"the record is {lab.shape(messages)}")
 
     async def test_queues_stay_queued(self):
-        """Once the run is cancelled, nobody is asked for steering or follow-ups: a cancel at the first turn_end leaves both functions uncalled after it."""
+        """Once the run is cancelled, nobody is asked for steering or follow-ups: a cancel at the first turn_end, after a turn of calls or after a text-only answer, leaves both functions uncalled after it."""
+        for first in (lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")):
+            await self._queues_stay_queued(first)
+
+    async def _queues_stay_queued(self, first):
         asked, token = [], _token(self)
-        model = lab.ScriptedModel([lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")])
+        model = lab.ScriptedModel([first, lab.say("Done.")])
 
         def steering():
             asked.append("steering")
@@ -370,8 +374,9 @@ class Lab1(_Case):
                                       get_steering=steering, get_follow_ups=follow_ups),
                            "Cancelled at turn_end", on_event)
         after = asked[asked.index("cancel") + 1:] if "cancel" in asked else asked
-        self.assertEqual(after, [], f"after the cancel the run asked for {after}: what the user "
-                         "queued is lost to a run that will not answer it. Ask nobody once "
+        self.assertEqual(after, [], f"after a cancel at the turn_end of "
+                         f"{lab.show([first], clip=40)}, the run asked for {after}: what the "
+                         "user queued is lost to a run that will not answer it. Ask nobody once "
                          "cancelled.")
         self.assertNotIn("And then?", [m.get("content") for m in messages],
                          "a follow-up was taken into a cancelled run")
