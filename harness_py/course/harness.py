@@ -2572,7 +2572,70 @@ TRANSIENT = (408, 409, 425, 429)      # statuses worth another try, with every s
 #@ end
 #@ block 14.2 gap
 #@ spec
-# Spec only. The tests import read_sse and Retrying here, and TerminalRenderer (region 5).
+# Spec only. The tests import Retrying here, and TerminalRenderer (region 5).
+#
+# Retrying(model, retries=RETRIES, sleep=time.sleep)   a model whose stream is tried again when
+#     it fails before its first piece, and never after. .complete(...) is model.complete(...).
+#     A model with no stream method is refused at once: TypeError, with a sentence that says
+#     so (the loop streams any model that has stream(), and Retrying always has one).
+#     .stream(system, messages, tools) is a generator. Each try calls model.stream(...) and reads
+#     its first event:
+#     - a piece, or an end event: yield it and every event after it; no more tries
+#     - an OSError raised (ConnectionError, TimeoutError), an error event whose message starts
+#       with a status in TRANSIENT or of 500 and up, or no event at all: a failure worth a retry
+#     - any other error event (a 400, say): yield it, and stop; a retry would be refused again
+#     Before retry n (1, 2, ...) call sleep(BACKOFF * 2 ** (n - 1)). After `retries` retries,
+#     yield {"type": "error", "message": <the last failure>}: f"{type(error).__name__}: {error}"
+#     for an exception, the event's message, or STREAM_ENDED.
+#@ code
+
+
+def _transient(message):
+    """True if an error's message starts with a status worth another try."""
+    status = message.split(" ", 1)[0]
+    return status.isdigit() and (int(status) in TRANSIENT or int(status) >= 500)
+
+
+class Retrying:
+    """A model whose stream is tried again when it fails before its first piece, and never after:
+    once a piece is out the user has seen it, and a second try would show it twice. The waiting
+    goes through `sleep`, so a test or a page can count it instead of waiting."""
+
+    def __init__(self, model, retries=RETRIES, sleep=time.sleep):
+        if not hasattr(model, "stream"):      # the loop would stream through us, and find nothing
+            raise TypeError(f"Retrying retries a stream, and {type(model).__name__} has no "
+                            "stream(): wrap a model that streams, or use this one unwrapped")
+        self.model, self.retries, self.sleep = model, retries, sleep
+
+    def complete(self, system, messages, tools):
+        return self.model.complete(system, messages, tools)
+
+    def stream(self, system, messages, tools):
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.sleep(BACKOFF * 2 ** (attempt - 1))
+            stream = iter(self.model.stream(system, messages, tools))
+            try:
+                first = next(stream, None)
+            except OSError as error:
+                failure = f"{type(error).__name__}: {error}"
+                continue
+            if first is None:
+                failure = STREAM_ENDED
+            elif first["type"] != "error":
+                yield first                           # a piece is out: no more tries
+                yield from stream
+                return
+            elif _transient(first["message"]):
+                failure = first["message"]
+            else:
+                yield first                           # refused: another try is refused again
+                return
+        yield {"type": "error", "message": failure}
+#@ end
+#@ block 16.3 gap
+#@ spec
+# Spec only. The closing page's tests import read_sse here; your HttpModel.stream reads with it.
 #
 # read_sse(chunks) -> a generator of {"event": name or None, "data": text}   server-sent events
 #     from a byte stream cut anywhere: `chunks` is an iterable of bytes, and a chunk may end in
@@ -2587,18 +2650,6 @@ TRANSIENT = (408, 409, 425, 429)      # statuses worth another try, with every s
 #     - a blank line ends the event: yield it if it had any data line, then start afresh
 #     - at the end of the bytes, an event with no blank line after it is not yielded: the stream
 #       was cut
-#
-# Retrying(model, retries=RETRIES, sleep=time.sleep)   a model whose stream is tried again when
-#     it fails before its first piece, and never after. .complete(...) is model.complete(...).
-#     .stream(system, messages, tools) is a generator. Each try calls model.stream(...) and reads
-#     its first event:
-#     - a piece, or an end event: yield it and every event after it; no more tries
-#     - an OSError raised (ConnectionError, TimeoutError), an error event whose message starts
-#       with a status in TRANSIENT or of 500 and up, or no event at all: a failure worth a retry
-#     - any other error event (a 400, say): yield it, and stop; a retry would be refused again
-#     Before retry n (1, 2, ...) call sleep(BACKOFF * 2 ** (n - 1)). After `retries` retries,
-#     yield {"type": "error", "message": <the last failure>}: f"{type(error).__name__}: {error}"
-#     for an exception, the event's message, or STREAM_ENDED.
 #@ code
 
 
@@ -2635,47 +2686,6 @@ def read_sse(chunks):
                 name = value
             elif field == "data":
                 data.append(value)
-
-
-def _transient(message):
-    """True if an error's message starts with a status worth another try."""
-    status = message.split(" ", 1)[0]
-    return status.isdigit() and (int(status) in TRANSIENT or int(status) >= 500)
-
-
-class Retrying:
-    """A model whose stream is tried again when it fails before its first piece, and never after:
-    once a piece is out the user has seen it, and a second try would show it twice. The waiting
-    goes through `sleep`, so a test or a page can count it instead of waiting."""
-
-    def __init__(self, model, retries=RETRIES, sleep=time.sleep):
-        self.model, self.retries, self.sleep = model, retries, sleep
-
-    def complete(self, system, messages, tools):
-        return self.model.complete(system, messages, tools)
-
-    def stream(self, system, messages, tools):
-        for attempt in range(self.retries + 1):
-            if attempt:
-                self.sleep(BACKOFF * 2 ** (attempt - 1))
-            stream = iter(self.model.stream(system, messages, tools))
-            try:
-                first = next(stream, None)
-            except OSError as error:
-                failure = f"{type(error).__name__}: {error}"
-                continue
-            if first is None:
-                failure = STREAM_ENDED
-            elif first["type"] != "error":
-                yield first                           # a piece is out: no more tries
-                yield from stream
-                return
-            elif _transient(first["message"]):
-                failure = first["message"]
-            else:
-                yield first                           # refused: another try is refused again
-                return
-        yield {"type": "error", "message": failure}
 #@ end
 #@ block 16.1 given
 
@@ -2698,7 +2708,10 @@ ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "too
 #   - a user message: {"role": "user", "content": <its text>}
 #   - an assistant message: {"role": "assistant", "content": [blocks]}, a text block as
 #     {"type": "text", "text"} (an empty text is left out: Anthropic refuses it), a toolCall as
-#     {"type": "tool_use", "id", "name", "input": <the arguments dict itself, not JSON text>}
+#     {"type": "tool_use", "id", "name", "input": <the arguments dict itself, not JSON text>};
+#     an assistant message left with no blocks at all is left out: Anthropic refuses a message
+#     with empty content (the one exception is a final assistant turn, which asks the model to
+#     continue it, and nothing is there to continue)
 #   - a toolResult: a *user* message holding {"type": "tool_result", "tool_use_id",
 #     "content", "is_error"}, is_error kept as it is
 #   - two messages in a row that come out with the same role are merged into one, their
@@ -2718,7 +2731,7 @@ ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "too
 #     ...) makes the reply failed: stop_reason "error", error_message f"stop_reason {reason}",
 #     its content kept.
 # anthropic_events(sse) -> iterator   `sse` is an iterable of {"event", "data"} dicts (what
-#     read_sse makes of the bytes); yields the book's stream events (STREAM: text, call,
+#     read_sse, of lab 3, makes of the bytes); yields the book's stream events (STREAM: text, call,
 #     arguments, end, error):
 #   - content_block_start of a tool_use: {"type": "call", "index": i, "id", "name"}, i counting
 #     the calls of this reply from 0 (not Anthropic's block index, which counts text blocks too)
@@ -2747,6 +2760,8 @@ def anthropic_messages(messages):
                 {"type": "tool_use", "id": b["id"], "name": b["name"], "input": b["arguments"]}
                 for b in m["content"] if b["type"] == "toolCall" or (b["type"] == "text"
                                                                      and b["text"])]
+            if not content:                   # refused by Anthropic: "non-empty content"
+                continue
         elif m["role"] == "toolResult":
             role, content = "user", [{"type": "tool_result", "tool_use_id": m["tool_call_id"],
                                       "content": m["content"], "is_error": m["is_error"]}]

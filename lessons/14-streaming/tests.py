@@ -4,8 +4,8 @@ Lab1 checks grow, stream_reply and the streaming branch of run_agent (point 14.1
 announced by many updates and recorded once, arguments parsed once at the end, a stream that
 breaks ending in a failed reply that keeps what arrived. It re-tests the rules run_agent keeps
 from earlier lessons: lesson 05's brake, lesson 09's steering, lesson 10's view, lesson 11's
-saver. Lab2 checks read_sse, Retrying and TerminalRenderer (point 14.2): bytes cut anywhere, a
-retry only before the first piece, and a frontend that prints each word once. Each test's
+saver. Lab2 checks Retrying and TerminalRenderer (point 14.2): a retry only before the first
+piece, and a frontend that prints each word once. Each test's
 docstring is its checklist line on the page, word for word. Run them with
 
     python lab/lab_check.py --harness harness.py --lesson 14 tests.py [--lab 1|2]
@@ -240,6 +240,18 @@ class Lab1(_LabCase):
                              "finished as at the end: arguments parsed once (here "
                              "_raw_arguments), and no stream index")
 
+    def test_error_first_still_starts(self):
+        """An error event before any piece still opens the message: message_start, no update, then the failed reply with no content and the event's message."""
+        model = lab.StreamingModel([lab.error_event(lab.say("Port 9090 is free."), after=0)])
+        events, message = self.reply_of(model.stream("s", [], []))
+        self.assertEqual(_types(events), ["message_start"],
+                         f"an error event first gave the events {_types(events)}; expected "
+                         "message_start alone: every message_end a frontend is handed closes a "
+                         "message it was told had begun, a failed one too")
+        self.assertEqual(message, {"role": "assistant", "content": [], "stop_reason": "error",
+                                   "error_message": lab.OVERLOADED},
+                         f"an error event first gave {message!r}")
+
     def test_no_end_is_a_failure(self):
         """A stream that stops with no end event is a failure, not a success: a failed message with error_message STREAM_ENDED, keeping what arrived, even when nothing did (and then message_start still comes first)."""
         for after, text in ((None, "Port 9090 is free."), (2, "Port 9090 "), (0, "")):
@@ -452,94 +464,9 @@ class Lab1(_LabCase):
                          f"were {_types(events)}")
 
 
-# ------------------------------------------------------------------ lab 2: bytes in, words out
-
-EVENTS = [{"event": "message_start", "data": '{"type": "message_start"}'},
-          {"event": None, "data": "caf\u00e9 \u2615 \U0001F600\nsecond line"},
-          {"event": "content_block_delta", "data": '{"text": "\u00e9t\u00e9"}'},
-          {"event": "message_stop", "data": ""}]
-
-
-class _Chunks:
-    """An iterable of chunks that counts how many have been read."""
-
-    def __init__(self, chunks):
-        self.chunks, self.read = list(chunks), 0
-
-    def __iter__(self):
-        for chunk in self.chunks:
-            self.read += 1
-            yield chunk
-
+# ------------------------------------------------------------ lab 2: try again, and show it
 
 class Lab2(_LabCase):
-
-    def sse(self, chunks, what):
-        try:
-            return list(harness.read_sse(chunks))
-        except Exception as error:
-            self.fail(f"read_sse raised {type(error).__name__}: {error}, {what}")
-
-    def test_events_come_back(self):
-        """read_sse gives back each event with its name (None without an event line) and its data, several data lines joined with a newline."""
-        got = self.sse([lab.sse(EVENTS)], "on the whole stream in one chunk")
-        self.assertEqual(got, EVENTS, f"read_sse gave {got!r}; expected {EVENTS!r}")
-
-    def test_cut_anywhere(self):
-        """Cut at any byte, the bytes give the same events, even when the cut splits a character that UTF-8 writes as two, three or four bytes."""
-        data = lab.sse(EVENTS)
-        for offset in range(1, len(data)):
-            got = self.sse(lab.chunks(data, [offset]), f"with the bytes cut at {offset}")
-            if got != EVENTS:
-                self.fail(f"with the bytes cut at offset {offset} ({data[:offset][-12:]!r} | "
-                          f"{data[offset:][:12]!r}) read_sse gave {got!r}. Decode with one "
-                          "incremental decoder for the whole stream: a chunk may end inside a "
-                          "character.")
-        got = self.sse(lab.chunks(data, "every byte"), "one byte a chunk")
-        self.assertEqual(got, EVENTS, f"one byte a chunk, read_sse gave {got!r}")
-
-    def test_line_endings(self):
-        """A line may end in \\n, \\r\\n or \\r, and a cut between \\r and \\n is one line ending, not two."""
-        for newline in ("\r\n", "\r"):
-            data = lab.sse(EVENTS, newline=newline)
-            for at in ([], "every byte"):
-                got = self.sse(lab.chunks(data, at), f"with lines ending {newline!r}")
-                self.assertEqual(got, EVENTS, f"with lines ending in {newline!r} "
-                                 f"({'one byte a chunk' if at else 'one chunk'}), read_sse "
-                                 f"gave {got!r}")
-
-    def test_comments_and_fields(self):
-        """Comment lines are skipped, one space after the colon is dropped, a field with no colon counts as empty, other fields are ignored, and an event with no data line is not yielded."""
-        data = (b": keep-alive\n\nevent: ping\n\nid: 7\nretry: 100\ndata:x\ndata:  two\ndata\n\n"
-                b"event: only\ndata: 1\n\n")
-        got = self.sse([data], "on comments and fields")
-        want = [{"event": None, "data": "x\n two\n"}, {"event": "only", "data": "1"}]
-        self.assertEqual(got, want, f"read_sse gave {got!r}; expected {want!r}")
-
-    def test_cut_tail_not_yielded(self):
-        """An event with no blank line after it, at the end of the bytes, is not yielded: the stream was cut before it was whole."""
-        data = lab.sse(EVENTS)
-        for tail in (1, 2, 9):
-            got = self.sse([data[:-tail]], f"with the last {tail} bytes missing")
-            self.assertEqual(got, EVENTS[:-1], f"with the last {tail} bytes cut off, read_sse "
-                             f"gave {got!r}; the last event had no blank line after it yet, so "
-                             "it is not whole and must not be yielded")
-
-    def test_events_as_they_arrive(self):
-        """read_sse is a generator that yields each event as soon as its blank line has arrived, before it reads the next chunk."""
-        data = lab.sse(EVENTS[:2])
-        first_end = lab.sse(EVENTS[:1])
-        source = _Chunks(lab.chunks(data, [len(first_end)]))
-        try:
-            events = harness.read_sse(source)
-            first = next(events)
-        except Exception as error:
-            self.fail(f"read_sse raised {type(error).__name__}: {error}")
-        self.assertEqual(first, EVENTS[0], f"the first event was {first!r}")
-        self.assertEqual(source.read, 1, f"to hand out the first event read_sse read "
-                         f"{source.read} chunks; the first chunk already held it whole. Yield "
-                         "each event as it ends: a reader waiting for the whole stream shows "
-                         "nothing until the reply is over.")
 
     def retrying(self, steps, retries=3):
         model = lab.StreamingModel(steps)
@@ -608,6 +535,28 @@ class Lab2(_LabCase):
                              f"retries=2: {len(model.calls)} requests and sleeps {slept}; "
                              "expected 3 requests and [0.25, 0.5]")
 
+    def test_gives_up_with_the_last_failure(self):
+        """When the failures differ, Retrying gives up with the last one: a drop, then a 529, then a stream with no event end in STREAM_ENDED."""
+        ok = lab.say("Hi.")
+        steps = [lab.drop(ok, after=0), lab.error_event(ok, after=0), lab.no_end(ok, after=0)]
+        model, wrapped, slept = self.retrying(steps, retries=2)
+        events, error = self.stream_of(wrapped, "")
+        self.assertEqual((events, error), ([{"type": "error", "message": harness.STREAM_ENDED}],
+                                           None),
+                         f"a drop, a 529, then no event at all gave {events!r}"
+                         f"{f' and raised {error!r}' if error else ''}; expected one error event "
+                         "with the last failure, STREAM_ENDED: it is the one the provider is in now")
+
+    def test_empty_answer_passed_through(self):
+        """A stream whose first event is its end (a reply with nothing in it) is passed through: one request, no sleep."""
+        model, wrapped, slept = self.retrying([lab.reply(), lab.say("Hi.")])
+        events, error = self.stream_of(wrapped, "")
+        self.assertEqual(([e.get("type") for e in events], error, len(model.calls), slept),
+                         (["end"], None, 1, []),
+                         f"an end event first gave {events!r} after {len(model.calls)} requests "
+                         f"and sleeps {slept}; an end event is an answer, if an empty one: pass "
+                         "it on, and try nothing again")
+
     def test_no_retry_on_a_refusal(self):
         """An error event whose status is not worth another try (a 400), or that has no status at all, is yielded at once, with no retry; 408, 429 and every 5xx are retried."""
         ok = lab.say("Hi.")
@@ -662,6 +611,25 @@ class Lab2(_LabCase):
         whole = lab.StreamingModel([ok])
         got = self.call("Retrying.complete", harness.Retrying(whole).complete, "s", [], [])
         self.assertEqual(got.get("content"), ok["content"], f"complete gave {got!r}")
+
+    def test_retrying_needs_a_stream(self):
+        """Retrying refuses a model that has no stream(): a TypeError whose message names stream, when it is made."""
+        whole = lab.ScriptedModel([lab.say("Port 9090.")])
+        try:
+            wrapped = harness.Retrying(whole)
+        except TypeError as error:
+            self.assertIn("stream", str(error),
+                          f"Retrying refused a model with no stream() with {str(error)!r}; say "
+                          "that it needs one")
+            return
+        except Exception as error:
+            self.fail(f"Retrying(ScriptedModel(...)) raised {type(error).__name__}: {error}; "
+                      "refuse a model with no stream() with a TypeError that says so")
+        events, error = self.stream_of(wrapped, "")
+        self.fail("Retrying(ScriptedModel(...)) was made, and its stream() gave "
+                  f"{events!r}{f' and raised {type(error).__name__}: {error}' if error else ''}. "
+                  "The loop streams any model that has stream(), and a ScriptedModel has none: "
+                  "refuse it with a TypeError when it is wrapped")
 
     def render(self, renderer, events):
         """What renderer printed after each event, and what finish() returned and printed."""

@@ -232,6 +232,36 @@ class Lab1(_Case):
             "failed reply with error_message CANCELLED_REPLY")
         self.assertEqual(len(model.calls), 1, f"the model was asked {len(model.calls)} times")
 
+    async def test_cancel_between_pieces_of_a_call(self):
+        """A reply that is all call and arguments gives other tasks their turn between its pieces too: a cancel set at the third piece ends the reply there, failed with CANCELLED_REPLY, and its call never runs."""
+        runs, messages, token, seen = [], [], _token(self), []
+        reply = lab.reply(lab.call("a", {"path": "config.toml", "why": "to find the port"},
+                                   id="c1"))
+        model = lab.StreamingModel([reply, lab.say("Done.")])
+        updates = asyncio.Event()
+
+        async def on_event(event):
+            if event["type"] == "message_update":
+                seen.append(event["piece"])
+                updates.set()
+
+        async def watcher():                 # another part of the program: Esc on piece three
+            while len(seen) < 3:
+                updates.clear()
+                await updates.wait()
+            token.cancel()
+        watching = asyncio.create_task(watcher())
+        await self.run_all(self.agent(model, messages, [_tool("a", runs)], token), "Cancelled "
+                           "in a call's arguments", on_event)
+        watching.cancel()
+        last = messages[-1] if messages else {}
+        self.assertEqual((len(seen), runs, last.get("error_message")),
+                         (3, [], harness.CANCELLED_REPLY),
+                         f"{len(seen)} pieces were shown, the tools run were {runs} and the last "
+                         f"message's error is {last.get('error_message')!r}; expected 3 pieces, "
+                         "no tool, and CANCELLED_REPLY: await after every piece, a call's and its "
+                         "arguments' too, or no other task runs until the reply is over")
+
     async def test_cancel_closes_the_stream(self):
         """A cancel between two pieces closes the stream there and then: the model's stream is let go before the failed reply is recorded, not left open until the run ends."""
         notes, messages, token = [], [], _token(self)
@@ -283,6 +313,26 @@ class Lab1(_Case):
         self.assertEqual(_view_problems(messages), [], "the view of the record is refused: "
                          f"{_view_problems(messages)}")
 
+    async def test_cancelled_call_announced(self):
+        """A call the cancel keeps from running is announced like one that ran: tool_execution_start, the message_end of its result, then tool_execution_end."""
+        runs, messages, token, events = [], [], _token(self), []
+        model = lab.ScriptedModel([_two_calls(), lab.say("Both done.")])
+
+        async def on_event(event):
+            events.append(event)
+            if event["type"] == "tool_execution_end":
+                token.cancel()
+        await self.run_all(self.agent(model, messages, [_tool("a", runs), _tool("b", runs)],
+                                      token), "Cancelled after c1", on_event)
+        about_c2 = [e["type"] for e in events
+                    if (e.get("call") or {}).get("id") == "c2"
+                    or (e.get("message") or {}).get("tool_call_id") == "c2"]
+        self.assertEqual(about_c2, ["tool_execution_start", "message_end",
+                                    "tool_execution_end"],
+                         f"the events about c2, which was cancelled before it ran, are {about_c2}; "
+                         "expected tool_execution_start, message_end, tool_execution_end: a "
+                         "frontend that drew the call's start is waiting for its end")
+
     async def test_cancel_inside_a_long_tool(self):
         """A cancel from another task at 2.2 s, while an async tool of ten 0.5 s steps runs: the tool sees it at its next look (2.5 s) and stops, the next call is cancelled without running, and the run ends at 2.5 s."""
         runs, messages, token = [], [], _token(self)
@@ -299,9 +349,13 @@ class Lab1(_Case):
                          f"the record is {lab.shape(messages)}")
 
     async def test_queues_stay_queued(self):
-        """Once the run is cancelled, nobody is asked for steering or follow-ups: a cancel at the first turn_end leaves both functions uncalled after it."""
+        """Once the run is cancelled, nobody is asked for steering or follow-ups: a cancel at the first turn_end, after a turn of calls or after a text-only answer, leaves both functions uncalled after it."""
+        for first in (lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")):
+            await self._queues_stay_queued(first)
+
+    async def _queues_stay_queued(self, first):
         asked, token = [], _token(self)
-        model = lab.ScriptedModel([lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")])
+        model = lab.ScriptedModel([first, lab.say("Done.")])
 
         def steering():
             asked.append("steering")
@@ -320,8 +374,9 @@ class Lab1(_Case):
                                       get_steering=steering, get_follow_ups=follow_ups),
                            "Cancelled at turn_end", on_event)
         after = asked[asked.index("cancel") + 1:] if "cancel" in asked else asked
-        self.assertEqual(after, [], f"after the cancel the run asked for {after}: what the user "
-                         "queued is lost to a run that will not answer it. Ask nobody once "
+        self.assertEqual(after, [], f"after a cancel at the turn_end of "
+                         f"{lab.show([first], clip=40)}, the run asked for {after}: what the "
+                         "user queued is lost to a run that will not answer it. Ask nobody once "
                          "cancelled.")
         self.assertNotIn("And then?", [m.get("content") for m in messages],
                          "a follow-up was taken into a cancelled run")
@@ -572,6 +627,24 @@ class Lab2(_Case):
                          "the listeners did not hear every INTERRUPTED result as a message_end")
         problems = _view_problems(h.messages)
         self.assertEqual(problems, [], f"the view of the record is refused: {problems}")
+
+    async def test_repair_heard_after_it_is_recorded(self):
+        """While the listeners hear the repair, the harness is still running, and each INTERRUPTED result they hear is already the last message of the record."""
+        started, seen = asyncio.Event(), []
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1"))],
+                             [_blocking("wait", started)])
+
+        def listener(event):
+            message = event.get("message") or {}
+            if event["type"] == "message_end" and message.get("content") == harness.INTERRUPTED:
+                seen.append((h.is_running, bool(h.messages) and h.messages[-1] is message))
+        h.subscribe(listener)
+        await self._escape(h, started)
+        self.assertEqual(seen, [(True, True)],
+                         f"while hearing the repair, the listener saw (is_running, the message "
+                         f"last in the record) = {seen}; expected [(True, True)]: append each "
+                         "INTERRUPTED result, then announce it (mutate, then announce), and clear "
+                         "the running flag last, after the listeners")
 
     async def test_ordinary_ends_add_nothing(self):
         """A run that ends by itself, or is closed by its consumer, gets no INTERRUPTED from the finally: closed at tool_execution_start, the record stays U A[c1] for lesson 10's view to repair."""

@@ -1,7 +1,8 @@
 """The closing page's lab tests: the reader's harness, spoken to a real provider's wire format.
 
 Lab1 checks Anthropic's Messages spelling (point 16.1), Lab2 the OpenAI-compatible Chat Completions
-spelling (16.2), Lab3 the HTTP part both share: failures as replies, retries only before the first
+spelling (16.2), Lab3 the HTTP part both share: server-sent events read from bytes cut anywhere,
+failures as replies, retries only before the first
 piece, the key kept out of sight (16.3); it also runs the reader's Harness over each adapter, so
 lesson 05's rule (a failed reply ends the run, recorded) and lesson 11's log are tested again.
 No test opens a socket: every answer comes from lab.Transport, which plays exchanges written from
@@ -119,6 +120,20 @@ class Lab1(_LabCase):
                       "arguments as an object: the dict itself.")
         self.assertEqual(got, want, f"anthropic_messages gave {got}; expected {want}. An empty "
                                     "text block is refused by Anthropic, so it is left out.")
+
+    def test_empty_assistant_left_out(self):
+        """An assistant message with no blocks to send (an empty answer, or one empty text) is left out, and the user messages around it merge."""
+        messages = [lab.user("Go."), lab.reply(), lab.user("Well?"), lab.reply(""),
+                    lab.user("Hello?")]
+        got = self.call("anthropic_messages", harness.anthropic_messages, messages)
+        want = [{"role": "user", "content": [{"type": "text", "text": "Go."},
+                                             {"type": "text", "text": "Well?"},
+                                             {"type": "text", "text": "Hello?"}]}]
+        self.assertEqual(got, want, f"anthropic_messages gave {got}; expected {want}. Anthropic "
+                                    "refuses a message with empty content (\"all messages must "
+                                    "have non-empty content except for the optional final "
+                                    "assistant message\"): leave out an assistant message with "
+                                    "no blocks, and merge the user messages it stood between.")
 
     def test_results_keep_id_and_is_error(self):
         """A tool result is a tool_result block in a user message, with its tool_use_id, its content and its is_error."""
@@ -269,6 +284,16 @@ class Lab1(_LabCase):
                              f"a stream cut after {cut} of its {len(whole)} events ended with "
                              f"{events[-1]}; without message_stop the reply is not complete.")
 
+    def test_events_no_stop_reason_fails(self):
+        """A message_stop with no message_delta before it, so no stop_reason, ends the stream with an error, not an end."""
+        sse = [e for e in lab.sse_events(lab.ANTHROPIC_STREAM_TEXT) if e["event"] != "message_delta"]
+        events = self.events("anthropic_events", harness.anthropic_events, sse)
+        self.assert_one_terminal_last("a stream with no message_delta", events)
+        self.assertEqual(events[-1].get("type"), "error",
+                         f"a stream with no message_delta ended with {events[-1]}; nobody said "
+                         "why the reply stopped, so it is not a finished one: a stop_reason not "
+                         "in ANTHROPIC_STOPS, None included, is an error.")
+
     def test_events_refusal_fails(self):
         """A stop_reason the book has no name for ends the stream with an error naming it."""
         text = lab.ANTHROPIC_STREAM_TEXT.replace('"end_turn"', '"refusal"')
@@ -390,7 +415,7 @@ class Lab2(_LabCase):
                          f"{got.get('error_message')!r}; expected a failed reply.")
 
     def test_reply_bad_arguments_fail(self):
-        """Arguments that are not a JSON object make a failed reply that calls nothing."""
+        """Arguments that are not a JSON object make a failed reply that calls nothing, not even the reply's other, good call."""
         for text in ('{"path": "calc.py"', '"calc.py"'):
             data = json.loads(json.dumps(lab.OPENAI_TOOL))
             data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = text
@@ -404,6 +429,16 @@ class Lab2(_LabCase):
             self.assertEqual(calls, [], f"arguments {text!r} still gave a toolCall: {calls}.")
             self.assertIn("call_abc", got.get("error_message", ""),
                           "the error_message does not name the call.")
+        data = json.loads(json.dumps(lab.OPENAI_TOOL))
+        good = data["choices"][0]["message"]["tool_calls"][0]
+        bad = {**good, "id": "call_bad", "function": {**good["function"], "arguments": '"x"'}}
+        data["choices"][0]["message"]["tool_calls"] = [good, bad]
+        got = self.call("openai_reply on a good call and a bad one", harness.openai_reply, data)
+        calls = [b for b in got.get("content", []) if b.get("type") == "toolCall"]
+        self.assertEqual((got.get("stop_reason"), calls), ("error", []),
+                         f"a good call and a bad one gave stop_reason {got.get('stop_reason')!r} "
+                         f"and the calls {calls}; expected a failed reply with no call: a failed "
+                         "reply's calls never run, and one kept in it would be left with no result.")
 
     def test_reply_usage_absent(self):
         """A server that sends no usage gives usage {}."""
@@ -436,6 +471,24 @@ class Lab2(_LabCase):
         self.assertEqual(events[-1], {"type": "end", "stop_reason": "toolUse",
                                       "usage": {"input": 402, "output": 40}},
                          f"the last event is {events[-1]}.")
+
+    def test_events_calls_with_a_stop(self):
+        """A stream that brings calls and then says finish_reason "stop", as some local servers do, ends with stop_reason "toolUse"."""
+        sse = []
+        for item in lab.sse_events(lab.OPENAI_STREAM_TOOLS):
+            if item["data"] != "[DONE]":
+                data = json.loads(item["data"])
+                for choice in data.get("choices") or []:
+                    if choice.get("finish_reason"):
+                        choice["finish_reason"] = "stop"
+                item = {**item, "data": json.dumps(data)}
+            sse.append(item)
+        events = self.events("openai_events", harness.openai_events, sse)
+        self.assert_one_terminal_last("a stream of calls ending in 'stop'", events)
+        self.assertEqual(events[-1].get("stop_reason"), "toolUse",
+                         f"calls and finish_reason 'stop' ended with {events[-1]}; expected "
+                         "stop_reason 'toolUse': the calls were asked for, whatever the server "
+                         "calls its finish.")
 
     def test_events_error_and_cut(self):
         """A chunk with an error ends the stream with its words; chunks that stop before [DONE] end it with an error."""
@@ -475,7 +528,92 @@ def _ask_read():
     return [lab.user("Why does the test fail?")]
 
 
+EVENTS = [{"event": "message_start", "data": '{"type": "message_start"}'},
+          {"event": None, "data": "caf\u00e9 \u2615 \U0001F600\nsecond line"},
+          {"event": "content_block_delta", "data": '{"text": "\u00e9t\u00e9"}'},
+          {"event": "message_stop", "data": ""}]
+
+
+class _Chunks:
+    """An iterable of chunks that counts how many have been read."""
+
+    def __init__(self, chunks):
+        self.chunks, self.read = list(chunks), 0
+
+    def __iter__(self):
+        for chunk in self.chunks:
+            self.read += 1
+            yield chunk
+
+
 class Lab3(_LabCase):
+
+    def sse(self, chunks, what):
+        try:
+            return list(harness.read_sse(chunks))
+        except Exception as error:
+            self.fail(f"read_sse raised {type(error).__name__}: {error}, {what}")
+
+    def test_events_come_back(self):
+        """read_sse gives back each event with its name (None without an event line) and its data, several data lines joined with a newline."""
+        got = self.sse([lab.sse(EVENTS)], "on the whole stream in one chunk")
+        self.assertEqual(got, EVENTS, f"read_sse gave {got!r}; expected {EVENTS!r}")
+
+    def test_cut_anywhere(self):
+        """Cut at any byte, the bytes give the same events, even when the cut splits a character that UTF-8 writes as two, three or four bytes."""
+        data = lab.sse(EVENTS)
+        for offset in range(1, len(data)):
+            got = self.sse(lab.chunks(data, [offset]), f"with the bytes cut at {offset}")
+            if got != EVENTS:
+                self.fail(f"with the bytes cut at offset {offset} ({data[:offset][-12:]!r} | "
+                          f"{data[offset:][:12]!r}) read_sse gave {got!r}. Decode with one "
+                          "incremental decoder for the whole stream: a chunk may end inside a "
+                          "character.")
+        got = self.sse(lab.chunks(data, "every byte"), "one byte a chunk")
+        self.assertEqual(got, EVENTS, f"one byte a chunk, read_sse gave {got!r}")
+
+    def test_line_endings(self):
+        """A line may end in \\n, \\r\\n or \\r, and a cut between \\r and \\n is one line ending, not two."""
+        for newline in ("\r\n", "\r"):
+            data = lab.sse(EVENTS, newline=newline)
+            for at in ([], "every byte"):
+                got = self.sse(lab.chunks(data, at), f"with lines ending {newline!r}")
+                self.assertEqual(got, EVENTS, f"with lines ending in {newline!r} "
+                                 f"({'one byte a chunk' if at else 'one chunk'}), read_sse "
+                                 f"gave {got!r}")
+
+    def test_comments_and_fields(self):
+        """Comment lines are skipped, one space after the colon is dropped, a field with no colon counts as empty, other fields are ignored, and an event with no data line is not yielded."""
+        data = (b": keep-alive\n\nevent: ping\n\nid: 7\nretry: 100\ndata:x\ndata:  two\ndata\n\n"
+                b"event: only\ndata: 1\n\n")
+        got = self.sse([data], "on comments and fields")
+        want = [{"event": None, "data": "x\n two\n"}, {"event": "only", "data": "1"}]
+        self.assertEqual(got, want, f"read_sse gave {got!r}; expected {want!r}")
+
+    def test_cut_tail_not_yielded(self):
+        """An event with no blank line after it, at the end of the bytes, is not yielded: the stream was cut before it was whole."""
+        data = lab.sse(EVENTS)
+        for tail in (1, 2, 9):
+            got = self.sse([data[:-tail]], f"with the last {tail} bytes missing")
+            self.assertEqual(got, EVENTS[:-1], f"with the last {tail} bytes cut off, read_sse "
+                             f"gave {got!r}; the last event had no blank line after it yet, so "
+                             "it is not whole and must not be yielded")
+
+    def test_events_as_they_arrive(self):
+        """read_sse is a generator that yields each event as soon as its blank line has arrived, before it reads the next chunk."""
+        data = lab.sse(EVENTS[:2])
+        first_end = lab.sse(EVENTS[:1])
+        source = _Chunks(lab.chunks(data, [len(first_end)]))
+        try:
+            events = harness.read_sse(source)
+            first = next(events)
+        except Exception as error:
+            self.fail(f"read_sse raised {type(error).__name__}: {error}")
+        self.assertEqual(first, EVENTS[0], f"the first event was {first!r}")
+        self.assertEqual(source.read, 1, f"to hand out the first event read_sse read "
+                         f"{source.read} chunks; the first chunk already held it whole. Yield "
+                         "each event as it ends: a reader waiting for the whole stream shows "
+                         "nothing until the reply is over.")
 
     def complete(self, model):
         return self.call("complete", model.complete, "Be brief.", _ask_read(), TOOLS)
@@ -599,6 +737,23 @@ class Lab3(_LabCase):
                          "Fixed: add() now adds. ✓", f"the stream yielded {got}.")
         self.assert_one_terminal_last("the retried stream", got)
         self.assertEqual(got[-1].get("type"), "end", f"the stream ended with {got[-1]}.")
+
+    def test_stream_waits_as_asked(self):
+        """stream pauses as complete does: BACKOFF, then twice it, or as long as Retry-After asks."""
+        model, wire, sleeps = _anthropic([lab.answer(529, lab.ANTHROPIC_OVERLOADED),
+                                          lab.answer(529, lab.ANTHROPIC_OVERLOADED),
+                                          lab.answer(200, lab.ANTHROPIC_STREAM_TEXT)])
+        self.stream(model)
+        self.assertEqual(sleeps, [harness.BACKOFF, 2 * harness.BACKOFF],
+                         f"after two 529s the stream's pauses were {sleeps}; expected BACKOFF, "
+                         "then twice it, through the injected sleep.")
+        model, wire, sleeps = _openai([lab.answer(429, lab.OPENAI_RATE_LIMITED,
+                                                  {"Retry-After": "20"}),
+                                       lab.answer(200, lab.OPENAI_STREAM_TEXT)])
+        self.stream(model)
+        self.assertEqual(sleeps, [20.0], f"after a 429 with Retry-After: 20 the stream's pause "
+                                         f"was {sleeps}; expected 20 seconds: read the headers "
+                                         "of the answer that was refused.")
 
     def test_stream_never_retries_after_a_piece(self):
         """Once a piece is out, a dropped connection is one error event, "connection lost", and nothing is sent again."""
