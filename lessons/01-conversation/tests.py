@@ -117,6 +117,23 @@ class Lab1(unittest.TestCase):
                 self.fail(f"user_message({text!r}) should keep {text!r} as its content; the "
                           f"content is {content!r}")
 
+    def test_chat_keeps_text_as_typed(self):
+        """chat puts the user's words on your list, and in the request, exactly as typed: "  My name is Ada.\\n" keeps its spaces and its line break."""
+        text = "  My name is Ada.\n"
+        model = lab.ScriptedModel([lab.forgetful()])
+        messages = []
+        self.chat(model, messages, text)
+        first = messages[0] if messages and isinstance(messages[0], dict) else {}
+        if first.get("content") != text:
+            self.fail(f"the user typed {text!r}, and the first message on your list should hold "
+                      f"exactly that; it holds {first.get('content')!r}. Pass the text to "
+                      "user_message as it came: tidying it changes what the user said")
+        sent = model.calls[0].messages[-1] if model.calls and model.calls[0].messages else {}
+        sent = sent if isinstance(sent, dict) else {}
+        if sent.get("content") != text:
+            self.fail(f"call 1 should be sent the user's words as typed, {text!r}; it was sent "
+                      f"{sent.get('content')!r}")
+
     def test_chat_appends_two(self):
         """chat(model, messages, "My name is Ada.") appends two messages to your list, the user's and then the model's reply."""
         model = lab.ScriptedModel([lab.forgetful()])
@@ -281,6 +298,26 @@ class Lab1(unittest.TestCase):
             self.fail("the user sent an empty message, and call 1 should be sent it as "
                       f"{empty!r}; it was sent:\n{_sent(model, 1)}\n(send the list as it "
                       "is: do not leave out messages with no words)")
+
+    def test_model_error_goes_up(self):
+        """When the model call raises, chat raises that same error to its caller, and the user's message is on your list already: chat catches nothing."""
+        model = lab.ScriptedModel([lab.raises(ConnectionError("the network is down"))])
+        messages = []
+        try:
+            _exchange(model, messages, "My name is Ada.")
+        except ConnectionError:
+            pass
+        except Exception as error:  # the reader's code raised something else
+            self.fail(f"the model raised ConnectionError, and chat raised {type(error).__name__}: "
+                      f"{error}. Let the model's own error go up to the caller")
+        else:
+            self.fail("the model raised ConnectionError, and chat returned as if the exchange "
+                      f"had happened; your list holds {_listing(messages)}. Catch nothing: the "
+                      "caller has to hear that there is no reply")
+        if messages != [{"role": "user", "content": "My name is Ada."}]:
+            self.fail("when the model call fails, your list should hold the user's message and "
+                      f"nothing else; it holds {_listing(messages)}. Append the user's message "
+                      "first, then call the model")
 
     def test_two_conversations_apart(self):
         """Two conversations held side by side stay apart: Ada's name is never sent in Bob's, and each model call is sent only its own list."""

@@ -154,6 +154,35 @@ class Lab1(_Reader):
         self.same_text(self.text_of(message), "Looking again. Then I will say.",
                        "the first text block was edited; read content afresh on every call")
 
+    def test_text_of_takes_nothing_away(self):
+        """text_of gives the words exactly as the model wrote them: blocks "  Indented.\\n" and "Done.\\n" give "  Indented.\\nDone.\\n", spaces and line breaks kept."""
+        message = lab.reply(lab.text("  Indented.\n"), lab.text("Done.\n"))
+        self.same_text(self.text_of(message), "  Indented.\nDone.\n",
+                       "join the blocks' text as it is; stripping it cuts spaces and line "
+                       "breaks that are part of what the model said")
+
+    def test_block_replaced(self):
+        """After a reply's second call block is swapped for another, c9 in place of c2, tool_calls gives c1 and c9: the same message with the same number of blocks is read again, not looked up."""
+        message, read, _ = _mixed()
+        first = _ids(self.tool_calls(message))
+        if first != ["c1", "c2"]:
+            self.fail(f"tool_calls should give c1 and c2 to start with, but gave {_gave(first)}")
+        message["content"][2] = lab.call("bash", {"command": "ls"}, id="c9")
+        now = _ids(self.tool_calls(message))
+        if now != ["c1", "c9"]:
+            self.fail(f"after c2 was replaced by c9, tool_calls gave {_gave(now)}: the message "
+                      "and its number of blocks are the same, but its content is not. Read "
+                      "content on every call; keep no answer, under any key")
+
+    def test_order_is_the_models(self):
+        """tool_calls keeps the order the model wrote its calls in, whatever their ids: calls z9 then a1 come back z9 then a1."""
+        message = lab.reply(lab.call("read", {"path": "b.py"}, id="z9"),
+                            lab.call("read", {"path": "a.py"}, id="a1"))
+        got = _ids(self.tool_calls(message))
+        if got != ["z9", "a1"]:
+            self.fail(f"the model asked for z9, then a1; tool_calls gave {_gave(got)}. Keep the "
+                      "blocks in the order they sit in content: do not sort them")
+
     def test_message_left_as_it_was(self):
         """text_of and tool_calls leave the message exactly as it was: no key added to it, no block taken out of its content."""
         message, _, _ = _mixed()
@@ -248,6 +277,57 @@ class Lab2(_Reader):
                       f"{result.get('content')!r}")
         if len(runs) != 1:
             self.fail(f"the tool should run exactly once; it ran {len(runs)} times")
+
+    def test_output_as_returned(self):
+        """The result's content is exactly what the tool returned: "PORT = 9090\\n" stays "PORT = 9090\\n", line break included."""
+        runs = []
+        tools = [_counting_tool("read", "PORT = 9090\n", runs)]
+        result = self.run_tool(tools, lab.call("read", {"path": "config.py"}, id="c1"))
+        content = result.get("content") if isinstance(result, dict) else result
+        if content != "PORT = 9090\n":
+            self.fail(f"the tool returned 'PORT = 9090\\n', and the result's content should be "
+                      f"exactly that; it is {content!r}. Put what execute returned in the "
+                      "result as it is: the model should see what the tool saw")
+
+    def run_tool_raw(self, tools, call):
+        """run_tool(tools, call) as it comes: (the result, None), or (None, what it raised)."""
+        try:
+            return lab.resolve(harness.run_tool(tools, call)), None
+        except Exception as error:   # the reader's run_tool raised: a test judges whether it may
+            return None, error
+
+    def test_raising_tool_not_a_success(self):
+        """A tool that raises is never answered as a success: today its error goes up out of run_tool (lesson 4 turns it into a result marked is_error), and no result with is_error False comes back."""
+        def broken(arguments):
+            raise OSError("disk on fire")
+        tool = {"name": "broken", "description": "Breaks.",
+                "parameters": {"type": "object", "properties": {}}, "execute": broken}
+        result, error = self.run_tool_raw([tool], lab.call("broken", {}, id="c1"))
+        if error is not None:
+            return
+        if not isinstance(result, dict) or result.get("is_error") is not True:
+            got = (f"content {result.get('content')!r} and is_error {result.get('is_error')!r}"
+                   if isinstance(result, dict) else repr(result))
+            self.fail(f"the tool raised OSError, and run_tool answered it with {got}: the model "
+                      "would be told the call worked. Catch nothing today and let the error go "
+                      "up; lesson 4 turns it into a result marked is_error")
+
+    def test_unknown_tool_runs_nothing(self):
+        """A call that names no tool in the list runs no tool and is never answered as a success: today run_tool raises (lesson 4 answers it with a result marked is_error)."""
+        runs = []
+        tools = [_counting_tool("read", "a.py says A = 1", runs),
+                 _counting_tool("write", "Successfully wrote.", runs)]
+        result, error = self.run_tool_raw(tools, lab.call("delete", {"path": "a.py"}, id="c1"))
+        if runs:
+            self.fail(f"the call asked for delete, which is not in the list, and {runs[0][0]} "
+                      "ran instead. Find the tool by its name, and run none when no tool has it "
+                      "(a name left over from a for loop is the last tool's)")
+        if error is None and (not isinstance(result, dict) or result.get("is_error") is not True):
+            got = (f"content {result.get('content')!r} and is_error {result.get('is_error')!r}"
+                   if isinstance(result, dict) else repr(result))
+            self.fail(f"no tool is named delete, and run_tool answered the call with {got}: the "
+                      "model would be told it worked. Let the lookup fail today; lesson 4 "
+                      "answers it with a result marked is_error")
 
     def test_ids_not_mixed(self):
         """Two calls to one tool, c1 and c2, with different arguments get two results: each carries its own call's id, and the tool ran once for each."""
