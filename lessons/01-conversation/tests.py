@@ -298,15 +298,21 @@ class Lab1(unittest.TestCase):
             self.fail("the user sent an empty message, and call 1 should be sent it as "
                       f"{empty!r}; it was sent:\n{_sent(model, 1)}\n(send the list as it "
                       "is: do not leave out messages with no words)")
+        if not messages or messages[0] != empty:
+            self.fail(f"your list should start with the user's empty message, {empty!r}; it "
+                      f"holds {_listing(messages)}. Keep it on the list like any other")
 
     def test_model_error_goes_up(self):
         """When the model call raises, chat raises that same error to its caller, and the user's message is on your list already: chat catches nothing."""
-        model = lab.ScriptedModel([lab.raises(ConnectionError("the network is down"))])
+        down = ConnectionError("the network is down")
+        model = lab.ScriptedModel([lab.raises(down)])
         messages = []
         try:
             _exchange(model, messages, "My name is Ada.")
-        except ConnectionError:
-            pass
+        except ConnectionError as error:
+            if error is not down:
+                self.fail("chat raised a new ConnectionError of its own; let the one the model "
+                          "raised go up as it is")
         except Exception as error:  # the reader's code raised something else
             self.fail(f"the model raised ConnectionError, and chat raised {type(error).__name__}: "
                       f"{error}. Let the model's own error go up to the caller")

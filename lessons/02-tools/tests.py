@@ -297,7 +297,7 @@ class Lab2(_Reader):
             return None, error
 
     def test_raising_tool_not_a_success(self):
-        """A tool that raises is never answered as a success: today its error goes up out of run_tool (lesson 4 turns it into a result marked is_error), and no result with is_error False comes back."""
+        """A tool that raises is never answered as a success: run_tool lets the error go up (today) or returns a result marked is_error (lesson 4), never one with is_error False."""
         def broken(arguments):
             raise OSError("disk on fire")
         tool = {"name": "broken", "description": "Breaks.",
@@ -313,7 +313,7 @@ class Lab2(_Reader):
                       "up; lesson 4 turns it into a result marked is_error")
 
     def test_unknown_tool_runs_nothing(self):
-        """A call that names no tool in the list runs no tool and is never answered as a success: today run_tool raises (lesson 4 answers it with a result marked is_error)."""
+        """A call that names no tool in the list runs no tool and is never answered as a success: run_tool raises (today) or returns a result marked is_error (lesson 4)."""
         runs = []
         tools = [_counting_tool("read", "a.py says A = 1", runs),
                  _counting_tool("write", "Successfully wrote.", runs)]
@@ -348,13 +348,13 @@ class Lab2(_Reader):
         runs = []
         tools = [_counting_tool("echo", "ok", runs)]
         call = lab.call("echo", {"n": 1}, id="c1")
-        before_call, before_tool = copy.deepcopy(call), sorted(tools[0])
+        before_call, before_tool = copy.deepcopy(call), dict(tools[0])
         self.run_tool(tools, call)
         if call != before_call:
             added = sorted(set(call) - set(before_call))
             self.fail(f"run_tool changed the call (keys added: {added}): the result goes in "
                       f"its own message, not on the call")
-        if len(tools) != 1 or sorted(tools[0]) != before_tool:
+        if len(tools) != 1 or tools[0] != before_tool:
             self.fail("run_tool changed the list of tools or the tool in it")
 
     def test_write_tool(self):

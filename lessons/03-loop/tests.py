@@ -228,6 +228,10 @@ class Lab1(unittest.TestCase):
                                    lab.say("Both checked.")])
         messages = []
         self.run_agent(model, messages, [_tool("clock", runs), _tool("echo", runs)], "Go.")
+        if runs != ["clock", "echo"]:
+            self.fail(f"the reply asked for clock, then echo, and then talked; the tools ran "
+                      f"{runs or 'not at all'}. A reply's last block is not what decides: any "
+                      "call in it means the run goes on")
         self.assert_shape(messages, "U A[c1,c2] R(c1) R(c2) A",
                           hint="A reply's last block is not what decides: any call in it means "
                                "the run goes on. Ask tool_calls(reply).")
@@ -271,16 +275,19 @@ class Lab1(unittest.TestCase):
     def test_model_error_goes_up(self):
         """When a model call raises, run_agent raises that same error, and your list keeps what happened before it: U A[c1] R(c1)."""
         runs = []
+        down = ConnectionError("the network is down")
         model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
-                                   lab.raises(ConnectionError("the network is down"))])
+                                   lab.raises(down)])
         messages = []
         try:
             returned = harness.run_agent(model, harness.SYSTEM, messages, [_tool("echo", runs)],
                                          "Go.")
             if hasattr(returned, "__next__") or hasattr(returned, "__aiter__"):
                 lab.drive(returned)
-        except ConnectionError:
-            pass
+        except ConnectionError as error:
+            if error is not down:
+                self.fail("run_agent raised a new ConnectionError of its own; let the one the "
+                          "model raised go up as it is")
         except Exception as error:  # the reader's code raised something else
             self.fail(f"the model raised ConnectionError, and run_agent raised "
                       f"{type(error).__name__}: {error}. Let the model's own error go up")
