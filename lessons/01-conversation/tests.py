@@ -302,6 +302,20 @@ class Lab1(unittest.TestCase):
             self.fail(f"your list should start with the user's empty message, {empty!r}; it "
                       f"holds {_listing(messages)}. Keep it on the list like any other")
 
+    def test_empty_reply_kept(self):
+        """A reply with nothing in its content is still the reply: it goes on your list, after the user's message, and chat returns it."""
+        empty = {"role": "assistant", "content": [], "stop_reason": "stop"}
+        model = lab.ScriptedModel([empty])
+        messages = []
+        reply = self.chat(model, messages, "Hello?")
+        roles = [m.get("role") if isinstance(m, dict) else "?" for m in messages]
+        if roles != ["user", "assistant"]:
+            self.fail(f"the model answered with an empty reply, and your list should hold the "
+                      f"user's message and that reply; it holds {_listing(messages)}. Append "
+                      "every reply as it came, words or none")
+        if reply is not messages[-1]:
+            self.fail(f"chat should return the empty reply it appended; it returned {reply!r}")
+
     def test_model_error_goes_up(self):
         """When the model call raises, chat raises that same error to its caller, and the user's message is on your list already: chat catches nothing."""
         down = ConnectionError("the network is down")

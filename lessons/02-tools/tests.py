@@ -155,9 +155,9 @@ class Lab1(_Reader):
                        "the first text block was edited; read content afresh on every call")
 
     def test_text_of_takes_nothing_away(self):
-        """text_of gives the words exactly as the model wrote them: blocks "  Indented.\\n" and "Done.\\n" give "  Indented.\\nDone.\\n", spaces and line breaks kept."""
-        message = lab.reply(lab.text("  Indented.\n"), lab.text("Done.\n"))
-        self.same_text(self.text_of(message), "  Indented.\nDone.\n",
+        """text_of gives the words exactly as the model wrote them: blocks "  Indented.\\n", "\\n" and "Done.\\n" give "  Indented.\\n\\nDone.\\n", spaces, line breaks and a block of only a line break kept."""
+        message = lab.reply(lab.text("  Indented.\n"), lab.text("\n"), lab.text("Done.\n"))
+        self.same_text(self.text_of(message), "  Indented.\n\nDone.\n",
                        "join the blocks' text as it is; stripping it cuts spaces and line "
                        "breaks that are part of what the model said")
 
@@ -182,6 +182,15 @@ class Lab1(_Reader):
         if got != ["z9", "a1"]:
             self.fail(f"the model asked for z9, then a1; tool_calls gave {_gave(got)}. Keep the "
                       "blocks in the order they sit in content: do not sort them")
+
+    def test_call_without_arguments(self):
+        """A call whose arguments are empty, clock({}), is still a call: tool_calls gives it."""
+        message = lab.reply(lab.text("Checking the time."), lab.call("clock", {}, id="t1"))
+        got = _ids(self.tool_calls(message))
+        if got != ["t1"]:
+            self.fail(f"the reply asks for clock with no arguments, and tool_calls gave "
+                      f"{_gave(got)}. A call is a block of type \"toolCall\", whatever its "
+                      "arguments hold")
 
     def test_message_left_as_it_was(self):
         """text_of and tool_calls leave the message exactly as it was: no key added to it, no block taken out of its content."""
@@ -328,6 +337,25 @@ class Lab2(_Reader):
             self.fail(f"no tool is named delete, and run_tool answered the call with {got}: the "
                       "model would be told it worked. Let the lookup fail today; lesson 4 "
                       "answers it with a result marked is_error")
+
+    def test_reads_the_tools_every_time(self):
+        """tool_specs and run_tool read the list they are given on every call: a tool appended to the list after a first call is told to the model and run by the next."""
+        runs = []
+        tools = [_counting_tool("echo", "hi", runs)]
+        self.call("tool_specs", tools)
+        self.run_tool(tools, lab.call("echo", {}, id="c1"))
+        tools.append(_counting_tool("clock", "12:00", runs))
+        specs = self.call("tool_specs", tools)
+        names = [spec.get("name") for spec in specs] if isinstance(specs, list) else specs
+        if names != ["echo", "clock"]:
+            self.fail(f"after clock was appended to the list, tool_specs gave {names}; work the "
+                      "specs out from the list each time, and keep no answer from the last call")
+        result, error = self.run_tool_raw(tools, lab.call("clock", {}, id="c2"))
+        if runs[-1:] != [("clock", {})] or not isinstance(result, dict):
+            raised = f" run_tool raised {type(error).__name__}: {error}." if error else ""
+            self.fail(f"after clock was appended to the list, a call for it should run it; what "
+                      f"ran: {runs}.{raised} Look the name up in the list you are given, every "
+                      "time")
 
     def test_ids_not_mixed(self):
         """Two calls to one tool, c1 and c2, with different arguments get two results: each carries its own call's id, and the tool ran once for each."""

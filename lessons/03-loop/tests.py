@@ -236,6 +236,17 @@ class Lab1(unittest.TestCase):
                           hint="A reply's last block is not what decides: any call in it means "
                                "the run goes on. Ask tool_calls(reply).")
 
+    def test_empty_reply_ends_the_run(self):
+        """A reply with no calls ends the run even when it has no words either: an empty reply is the answer, and the model is called once."""
+        empty = {"role": "assistant", "content": [], "stop_reason": "stop"}
+        model = lab.ScriptedModel([empty, lab.say("Spare.")])
+        messages = []
+        self.run_agent(model, messages, [], "Hi")
+        if len(model.calls) != 1:
+            self.fail(f"the first reply asked for nothing, so the run should end there, after one "
+                      f"model call; it made {len(model.calls)}. No calls is the end, words or none")
+        self.assert_shape(messages, "U A")
+
     def test_prompt_as_typed(self):
         """The prompt goes on your list exactly as typed: "  Go.\\n" keeps its spaces and line break, and an empty prompt "" is still a user message, sent to the model."""
         for prompt in ("  Go.\n", ""):
