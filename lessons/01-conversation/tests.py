@@ -302,6 +302,22 @@ class Lab1(unittest.TestCase):
             self.fail(f"your list should start with the user's empty message, {empty!r}; it "
                       f"holds {_listing(messages)}. Keep it on the list like any other")
 
+    def test_same_words_twice(self):
+        """The same words twice are two messages: asking "What is my name?" twice leaves four messages on your list, and call 2 is sent three."""
+        model = lab.ScriptedModel([lab.forever(lab.forgetful())])
+        messages = []
+        self.chat(model, messages, "What is my name?")
+        self.chat(model, messages, "What is my name?")
+        roles = [m.get("role") if isinstance(m, dict) else "?" for m in messages]
+        if roles != ["user", "assistant", "user", "assistant"]:
+            self.fail("the user asked the same question twice, and your list should hold both "
+                      f"questions and both replies; it holds {_listing(messages)}. Every message "
+                      "goes on the list, even one that repeats an earlier one")
+        sent = len(model.calls[1].messages) if len(model.calls) > 1 else 0
+        if sent != 3:
+            self.fail(f"call 2 should be sent three messages, the second question included; it "
+                      f"was sent {sent}:\n{_sent(model, 2)}")
+
     def test_empty_reply_kept(self):
         """A reply with nothing in its content is still the reply: it goes on your list, after the user's message, and chat returns it."""
         empty = {"role": "assistant", "content": [], "stop_reason": "stop"}

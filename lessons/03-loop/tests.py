@@ -247,6 +247,20 @@ class Lab1(unittest.TestCase):
                       f"model call; it made {len(model.calls)}. No calls is the end, words or none")
         self.assert_shape(messages, "U A")
 
+    def test_same_prompt_twice(self):
+        """Two runs on one list with the same prompt, "Again.", put it on your list twice: the list is U A U A, and the second call is sent both prompts."""
+        model = lab.ScriptedModel([lab.say("One."), lab.say("Two.")])
+        messages = []
+        self.run_agent(model, messages, [], "Again.")
+        self.run_agent(model, messages, [], "Again.")
+        self.assert_shape(messages, "U A U A",
+                          hint="A prompt that repeats an earlier one is still a new message: "
+                               "record it every time.")
+        if len(model.calls) != 2 or len(model.calls[1].messages) != 3:
+            sent = _shape(model.calls[-1].messages) if model.calls else "nothing"
+            self.fail("the second run's model call should be sent U A U, the second prompt "
+                      f"last; it was sent {sent}")
+
     def test_prompt_as_typed(self):
         """The prompt goes on your list exactly as typed: "  Go.\\n" keeps its spaces and line break, and an empty prompt "" is still a user message, sent to the model."""
         for prompt in ("  Go.\n", ""):
