@@ -135,7 +135,8 @@ def int_arg(arguments, name, default):
 # A tool is a dict with four keys; make_write_tool, further down, builds one.
 #   tool_specs(tools) -> list   what the model is told about the tools: for each tool, in order,
 #                               a dict of its "name", "description" and "parameters". Never its
-#                               "execute": the function stays in this program.
+#                               "execute": the function stays in this program. Worked out from
+#                               the list it is given on every call, like run_tool's lookup.
 #@ code
 def tool_specs(tools):
     """What the model is told about the tools: everything except the function."""
@@ -153,7 +154,9 @@ def tool_specs(tools):
 #      "content": <what execute returned>, "is_error": False}
 #
 # One call in, exactly one result out: one message, never a list, never None, and nothing
-# appended anywhere. The caller puts it in the transcript. (A tool that breaks is lesson 4.)
+# appended anywhere. The caller puts it in the transcript. A tool that raises, or a call that
+# names no tool in the list, is lesson 4's: today catch nothing and let the error go up. Never
+# answer such a call as a success.
 #@ code
 
 
@@ -448,10 +451,11 @@ def make_bash_tool(shell, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #
 # chat(model, messages, text) -> dict   one exchange of a conversation. `messages` is the
 #     transcript: a list the caller owns and passes in again for the next exchange.
-#     - append user_message(text) to it
+#     - append user_message(text) to it, the text exactly as it was typed
 #     - send the whole list: reply = model.complete(SYSTEM, messages, []) (the [] is the tools:
 #       none yet)
 #     - append the reply, exactly as it came back, and return it
+#     If model.complete raises, chat catches nothing: the error goes up to the caller.
 #
 # chat keeps nothing of its own: no list outside the function, no default argument holding one.
 # The model keeps nothing either. The caller's list is the only memory there is.
@@ -478,6 +482,7 @@ def chat(model, messages, text):
 #     - every call in a reply is answered by run_tool's result, in the order the calls were
 #       written, before the model is called again
 #     - the run ends at the first reply with no tool_calls, and only there
+#     - an exception raised by model.complete is not caught: it goes up to the caller
 #     Returns this run's messages: the prompt first, the final reply last.
 #@ code
 def run_agent(model, system, messages, tools, prompt):

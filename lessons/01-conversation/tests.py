@@ -117,6 +117,23 @@ class Lab1(unittest.TestCase):
                 self.fail(f"user_message({text!r}) should keep {text!r} as its content; the "
                           f"content is {content!r}")
 
+    def test_chat_keeps_text_as_typed(self):
+        """chat puts the user's words on your list, and in the request, exactly as typed: "  My name is Ada.\\n" keeps its spaces and its line break."""
+        text = "  My name is Ada.\n"
+        model = lab.ScriptedModel([lab.forgetful()])
+        messages = []
+        self.chat(model, messages, text)
+        first = messages[0] if messages and isinstance(messages[0], dict) else {}
+        if first.get("content") != text:
+            self.fail(f"the user typed {text!r}, and the first message on your list should hold "
+                      f"exactly that; it holds {first.get('content')!r}. Pass the text to "
+                      "user_message as it came: tidying it changes what the user said")
+        sent = model.calls[0].messages[-1] if model.calls and model.calls[0].messages else {}
+        sent = sent if isinstance(sent, dict) else {}
+        if sent.get("content") != text:
+            self.fail(f"call 1 should be sent the user's words as typed, {text!r}; it was sent "
+                      f"{sent.get('content')!r}")
+
     def test_chat_appends_two(self):
         """chat(model, messages, "My name is Ada.") appends two messages to your list, the user's and then the model's reply."""
         model = lab.ScriptedModel([lab.forgetful()])
@@ -281,6 +298,62 @@ class Lab1(unittest.TestCase):
             self.fail("the user sent an empty message, and call 1 should be sent it as "
                       f"{empty!r}; it was sent:\n{_sent(model, 1)}\n(send the list as it "
                       "is: do not leave out messages with no words)")
+        if not messages or messages[0] != empty:
+            self.fail(f"your list should start with the user's empty message, {empty!r}; it "
+                      f"holds {_listing(messages)}. Keep it on the list like any other")
+
+    def test_same_words_twice(self):
+        """The same words twice are two messages: asking "What is my name?" twice leaves four messages on your list, and call 2 is sent three."""
+        model = lab.ScriptedModel([lab.forever(lab.forgetful())])
+        messages = []
+        self.chat(model, messages, "What is my name?")
+        self.chat(model, messages, "What is my name?")
+        roles = [m.get("role") if isinstance(m, dict) else "?" for m in messages]
+        if roles != ["user", "assistant", "user", "assistant"]:
+            self.fail("the user asked the same question twice, and your list should hold both "
+                      f"questions and both replies; it holds {_listing(messages)}. Every message "
+                      "goes on the list, even one that repeats an earlier one")
+        sent = len(model.calls[1].messages) if len(model.calls) > 1 else 0
+        if sent != 3:
+            self.fail(f"call 2 should be sent three messages, the second question included; it "
+                      f"was sent {sent}:\n{_sent(model, 2)}")
+
+    def test_empty_reply_kept(self):
+        """A reply with nothing in its content is still the reply: it goes on your list, after the user's message, and chat returns it."""
+        empty = {"role": "assistant", "content": [], "stop_reason": "stop"}
+        model = lab.ScriptedModel([empty])
+        messages = []
+        reply = self.chat(model, messages, "Hello?")
+        roles = [m.get("role") if isinstance(m, dict) else "?" for m in messages]
+        if roles != ["user", "assistant"]:
+            self.fail(f"the model answered with an empty reply, and your list should hold the "
+                      f"user's message and that reply; it holds {_listing(messages)}. Append "
+                      "every reply as it came, words or none")
+        if reply is not messages[-1]:
+            self.fail(f"chat should return the empty reply it appended; it returned {reply!r}")
+
+    def test_model_error_goes_up(self):
+        """When the model call raises, chat raises that same error to its caller, and the user's message is on your list already: chat catches nothing."""
+        down = ConnectionError("the network is down")
+        model = lab.ScriptedModel([lab.raises(down)])
+        messages = []
+        try:
+            _exchange(model, messages, "My name is Ada.")
+        except ConnectionError as error:
+            if error is not down:
+                self.fail("chat raised a new ConnectionError of its own; let the one the model "
+                          "raised go up as it is")
+        except Exception as error:  # the reader's code raised something else
+            self.fail(f"the model raised ConnectionError, and chat raised {type(error).__name__}: "
+                      f"{error}. Let the model's own error go up to the caller")
+        else:
+            self.fail("the model raised ConnectionError, and chat returned as if the exchange "
+                      f"had happened; your list holds {_listing(messages)}. Catch nothing: the "
+                      "caller has to hear that there is no reply")
+        if messages != [{"role": "user", "content": "My name is Ada."}]:
+            self.fail("when the model call fails, your list should hold the user's message and "
+                      f"nothing else; it holds {_listing(messages)}. Append the user's message "
+                      "first, then call the model")
 
     def test_two_conversations_apart(self):
         """Two conversations held side by side stay apart: Ada's name is never sent in Bob's, and each model call is sent only its own list."""

@@ -154,6 +154,44 @@ class Lab1(_Reader):
         self.same_text(self.text_of(message), "Looking again. Then I will say.",
                        "the first text block was edited; read content afresh on every call")
 
+    def test_text_of_takes_nothing_away(self):
+        """text_of gives the words exactly as the model wrote them: blocks "  Indented.\\n", "\\n" and "Done.\\n" give "  Indented.\\n\\nDone.\\n", spaces, line breaks and a block of only a line break kept."""
+        message = lab.reply(lab.text("  Indented.\n"), lab.text("\n"), lab.text("Done.\n"))
+        self.same_text(self.text_of(message), "  Indented.\n\nDone.\n",
+                       "join the blocks' text as it is; stripping it cuts spaces and line "
+                       "breaks that are part of what the model said")
+
+    def test_block_replaced(self):
+        """After a reply's second call block is swapped for another, c9 in place of c2, tool_calls gives c1 and c9: the same message with the same number of blocks is read again, not looked up."""
+        message, read, _ = _mixed()
+        first = _ids(self.tool_calls(message))
+        if first != ["c1", "c2"]:
+            self.fail(f"tool_calls should give c1 and c2 to start with, but gave {_gave(first)}")
+        message["content"][2] = lab.call("bash", {"command": "ls"}, id="c9")
+        now = _ids(self.tool_calls(message))
+        if now != ["c1", "c9"]:
+            self.fail(f"after c2 was replaced by c9, tool_calls gave {_gave(now)}: the message "
+                      "and its number of blocks are the same, but its content is not. Read "
+                      "content on every call; keep no answer, under any key")
+
+    def test_order_is_the_models(self):
+        """tool_calls keeps the order the model wrote its calls in, whatever their ids: calls z9 then a1 come back z9 then a1."""
+        message = lab.reply(lab.call("read", {"path": "b.py"}, id="z9"),
+                            lab.call("read", {"path": "a.py"}, id="a1"))
+        got = _ids(self.tool_calls(message))
+        if got != ["z9", "a1"]:
+            self.fail(f"the model asked for z9, then a1; tool_calls gave {_gave(got)}. Keep the "
+                      "blocks in the order they sit in content: do not sort them")
+
+    def test_call_without_arguments(self):
+        """A call whose arguments are empty, clock({}), is still a call: tool_calls gives it."""
+        message = lab.reply(lab.text("Checking the time."), lab.call("clock", {}, id="t1"))
+        got = _ids(self.tool_calls(message))
+        if got != ["t1"]:
+            self.fail(f"the reply asks for clock with no arguments, and tool_calls gave "
+                      f"{_gave(got)}. A call is a block of type \"toolCall\", whatever its "
+                      "arguments hold")
+
     def test_message_left_as_it_was(self):
         """text_of and tool_calls leave the message exactly as it was: no key added to it, no block taken out of its content."""
         message, _, _ = _mixed()
@@ -249,6 +287,76 @@ class Lab2(_Reader):
         if len(runs) != 1:
             self.fail(f"the tool should run exactly once; it ran {len(runs)} times")
 
+    def test_output_as_returned(self):
+        """The result's content is exactly what the tool returned: "PORT = 9090\\n" stays "PORT = 9090\\n", line break included."""
+        runs = []
+        tools = [_counting_tool("read", "PORT = 9090\n", runs)]
+        result = self.run_tool(tools, lab.call("read", {"path": "config.py"}, id="c1"))
+        content = result.get("content") if isinstance(result, dict) else result
+        if content != "PORT = 9090\n":
+            self.fail(f"the tool returned 'PORT = 9090\\n', and the result's content should be "
+                      f"exactly that; it is {content!r}. Put what execute returned in the "
+                      "result as it is: the model should see what the tool saw")
+
+    def run_tool_raw(self, tools, call):
+        """run_tool(tools, call) as it comes: (the result, None), or (None, what it raised)."""
+        try:
+            return lab.resolve(harness.run_tool(tools, call)), None
+        except Exception as error:   # the reader's run_tool raised: a test judges whether it may
+            return None, error
+
+    def test_raising_tool_not_a_success(self):
+        """A tool that raises is never answered as a success: run_tool lets the error go up (today) or returns a result marked is_error (lesson 4), never one with is_error False."""
+        def broken(arguments):
+            raise OSError("disk on fire")
+        tool = {"name": "broken", "description": "Breaks.",
+                "parameters": {"type": "object", "properties": {}}, "execute": broken}
+        result, error = self.run_tool_raw([tool], lab.call("broken", {}, id="c1"))
+        if error is not None:
+            return
+        if not isinstance(result, dict) or result.get("is_error") is not True:
+            got = (f"content {result.get('content')!r} and is_error {result.get('is_error')!r}"
+                   if isinstance(result, dict) else repr(result))
+            self.fail(f"the tool raised OSError, and run_tool answered it with {got}: the model "
+                      "would be told the call worked. Catch nothing today and let the error go "
+                      "up; lesson 4 turns it into a result marked is_error")
+
+    def test_unknown_tool_runs_nothing(self):
+        """A call that names no tool in the list runs no tool and is never answered as a success: run_tool raises (today) or returns a result marked is_error (lesson 4)."""
+        runs = []
+        tools = [_counting_tool("read", "a.py says A = 1", runs),
+                 _counting_tool("write", "Successfully wrote.", runs)]
+        result, error = self.run_tool_raw(tools, lab.call("delete", {"path": "a.py"}, id="c1"))
+        if runs:
+            self.fail(f"the call asked for delete, which is not in the list, and {runs[0][0]} "
+                      "ran instead. Find the tool by its name, and run none when no tool has it "
+                      "(a name left over from a for loop is the last tool's)")
+        if error is None and (not isinstance(result, dict) or result.get("is_error") is not True):
+            got = (f"content {result.get('content')!r} and is_error {result.get('is_error')!r}"
+                   if isinstance(result, dict) else repr(result))
+            self.fail(f"no tool is named delete, and run_tool answered the call with {got}: the "
+                      "model would be told it worked. Let the lookup fail today; lesson 4 "
+                      "answers it with a result marked is_error")
+
+    def test_reads_the_tools_every_time(self):
+        """tool_specs and run_tool read the list they are given on every call: a tool appended to the list after a first call is told to the model and run by the next."""
+        runs = []
+        tools = [_counting_tool("echo", "hi", runs)]
+        self.call("tool_specs", tools)
+        self.run_tool(tools, lab.call("echo", {}, id="c1"))
+        tools.append(_counting_tool("clock", "12:00", runs))
+        specs = self.call("tool_specs", tools)
+        names = [spec.get("name") for spec in specs] if isinstance(specs, list) else specs
+        if names != ["echo", "clock"]:
+            self.fail(f"after clock was appended to the list, tool_specs gave {names}; work the "
+                      "specs out from the list each time, and keep no answer from the last call")
+        result, error = self.run_tool_raw(tools, lab.call("clock", {}, id="c2"))
+        if runs[-1:] != [("clock", {})] or not isinstance(result, dict):
+            raised = f" run_tool raised {type(error).__name__}: {error}." if error else ""
+            self.fail(f"after clock was appended to the list, a call for it should run it; what "
+                      f"ran: {runs}.{raised} Look the name up in the list you are given, every "
+                      "time")
+
     def test_ids_not_mixed(self):
         """Two calls to one tool, c1 and c2, with different arguments get two results: each carries its own call's id, and the tool ran once for each."""
         runs = []
@@ -268,13 +376,13 @@ class Lab2(_Reader):
         runs = []
         tools = [_counting_tool("echo", "ok", runs)]
         call = lab.call("echo", {"n": 1}, id="c1")
-        before_call, before_tool = copy.deepcopy(call), sorted(tools[0])
+        before_call, before_tool = copy.deepcopy(call), dict(tools[0])
         self.run_tool(tools, call)
         if call != before_call:
             added = sorted(set(call) - set(before_call))
             self.fail(f"run_tool changed the call (keys added: {added}): the result goes in "
                       f"its own message, not on the call")
-        if len(tools) != 1 or sorted(tools[0]) != before_tool:
+        if len(tools) != 1 or tools[0] != before_tool:
             self.fail("run_tool changed the list of tools or the tool in it")
 
     def test_write_tool(self):

@@ -106,7 +106,7 @@ class Lab1(unittest.TestCase):
             self.fail(f"the job takes four model calls; run_agent made {len(model.calls)}")
 
     def test_many_rounds(self):
-        """A model that calls a tool 200 times, one call per reply, gets all 200 results and then answers: the loop has no count of its own."""
+        """A model that calls a tool 200 times, one call per reply, gets all 200 results and then answers, its last call sent all 401 messages: the loop has no count of its own and cuts nothing."""
         runs = []
         steps = [lab.reply(lab.call("echo", {"n": n}, id=f"c{n}")) for n in range(1, 201)]
         model = lab.ScriptedModel(steps + [lab.say("Two hundred.")])
@@ -123,6 +123,11 @@ class Lab1(unittest.TestCase):
         if lab.show(messages[-1:]) != 'assistant -> "Two hundred."':
             self.fail("the list should end on the answer 'Two hundred.'; it ends "
                       f"{lab.show(messages[-1:]) or 'with nothing'}")
+        last = model.calls[-1].messages
+        if len(last) != 401 or last[0] is not messages[0]:
+            self.fail(f"call 201 should be sent all 401 messages before it, from the prompt on; "
+                      f"it was sent {len(last)}, starting {_shape(last[:1])}. Send the whole "
+                      "list on every call, however long it has grown")
 
     def test_same_call_again(self):
         """A model that asks to read a.txt three times in a row, while the file changes, gets three results and then answers: a repeated call is run again, not taken for the end."""
@@ -213,6 +218,110 @@ class Lab1(unittest.TestCase):
         self.run_agent(model, messages, [_tool("echo", runs)], "Go.")
         self.assert_shape(messages, "U A[c1] R(c1) A",
                           hint="Words are for the reader; the calls decide whether to go on.")
+
+    def test_words_after_calls_are_not_the_end(self):
+        """A reply that asks for two calls and then talks is not the answer either: c1 and c2 run, in that order, and the model is asked again."""
+        runs = []
+        model = lab.ScriptedModel([lab.reply(lab.call("clock", {}, id="c1"),
+                                             lab.call("echo", {"n": 1}, id="c2"),
+                                             lab.text("Checking both.")),
+                                   lab.say("Both checked.")])
+        messages = []
+        self.run_agent(model, messages, [_tool("clock", runs), _tool("echo", runs)], "Go.")
+        if runs != ["clock", "echo"]:
+            self.fail(f"the reply asked for clock, then echo, and then talked; the tools ran "
+                      f"{runs or 'not at all'}. A reply's last block is not what decides: any "
+                      "call in it means the run goes on")
+        self.assert_shape(messages, "U A[c1,c2] R(c1) R(c2) A",
+                          hint="A reply's last block is not what decides: any call in it means "
+                               "the run goes on. Ask tool_calls(reply).")
+
+    def test_empty_reply_ends_the_run(self):
+        """A reply with no calls ends the run even when it has no words either: an empty reply is the answer, and the model is called once."""
+        empty = {"role": "assistant", "content": [], "stop_reason": "stop"}
+        model = lab.ScriptedModel([empty, lab.say("Spare.")])
+        messages = []
+        self.run_agent(model, messages, [], "Hi")
+        if len(model.calls) != 1:
+            self.fail(f"the first reply asked for nothing, so the run should end there, after one "
+                      f"model call; it made {len(model.calls)}. No calls is the end, words or none")
+        self.assert_shape(messages, "U A")
+
+    def test_same_prompt_twice(self):
+        """Two runs on one list with the same prompt, "Again.", put it on your list twice: the list is U A U A, and the second call is sent both prompts."""
+        model = lab.ScriptedModel([lab.say("One."), lab.say("Two.")])
+        messages = []
+        self.run_agent(model, messages, [], "Again.")
+        self.run_agent(model, messages, [], "Again.")
+        self.assert_shape(messages, "U A U A",
+                          hint="A prompt that repeats an earlier one is still a new message: "
+                               "record it every time.")
+        if len(model.calls) != 2 or len(model.calls[1].messages) != 3:
+            sent = _shape(model.calls[-1].messages) if model.calls else "nothing"
+            self.fail("the second run's model call should be sent U A U, the second prompt "
+                      f"last; it was sent {sent}")
+
+    def test_prompt_as_typed(self):
+        """The prompt goes on your list exactly as typed: "  Go.\\n" keeps its spaces and line break, and an empty prompt "" is still a user message, sent to the model."""
+        for prompt in ("  Go.\n", ""):
+            model = lab.ScriptedModel([lab.say("Done.")])
+            messages = []
+            self.run_agent(model, messages, [], prompt)
+            want = harness.user_message(prompt)
+            if not messages or messages[0] != want:
+                self.fail(f"for the prompt {prompt!r} the list should start with {want!r}; it is "
+                          f"{_shape(messages)}, starting {messages[:1]!r}. Make the prompt a user "
+                          "message as it came: nothing tidied, nothing left out")
+            sent = model.calls[0].messages if model.calls else []
+            if list(sent[:1]) != [want]:
+                self.fail(f"the model call should be sent {want!r} first; it was sent "
+                          f"{_shape(sent)}")
+
+    def test_reply_is_the_models_dict(self):
+        """Each reply goes on your list as the model returned it: the very dict complete() gave, not a copy."""
+        returned = []
+
+        class Keeping(lab.ScriptedModel):
+            def complete(self, system, messages, tools=None):
+                reply = super().complete(system, messages, tools)
+                returned.append(reply)
+                return reply
+        runs = []
+        model = Keeping([lab.reply(lab.call("echo", {"n": 1}, id="c1")), lab.say("Done.")])
+        messages = []
+        self.run_agent(model, messages, [_tool("echo", runs)], "Go.")
+        replies = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
+        if len(replies) != 2 or any(a is not b for a, b in zip(replies, returned)):
+            self.fail(f"your list should hold the two replies complete() returned, the same "
+                      f"dicts; it holds {_shape(messages)}" + (
+                          ", with equal copies in their place" if replies == returned else "") +
+                      ". Append the reply itself")
+
+    def test_model_error_goes_up(self):
+        """When a model call raises, run_agent raises that same error, and your list keeps what happened before it: U A[c1] R(c1)."""
+        runs = []
+        down = ConnectionError("the network is down")
+        model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
+                                   lab.raises(down)])
+        messages = []
+        try:
+            returned = harness.run_agent(model, harness.SYSTEM, messages, [_tool("echo", runs)],
+                                         "Go.")
+            if hasattr(returned, "__next__") or hasattr(returned, "__aiter__"):
+                lab.drive(returned)
+        except ConnectionError as error:
+            if error is not down:
+                self.fail("run_agent raised a new ConnectionError of its own; let the one the "
+                          "model raised go up as it is")
+        except Exception as error:  # the reader's code raised something else
+            self.fail(f"the model raised ConnectionError, and run_agent raised "
+                      f"{type(error).__name__}: {error}. Let the model's own error go up")
+        else:
+            self.fail("the second model call raised ConnectionError, and run_agent returned as "
+                      f"if the run had ended; your list holds {_shape(messages)}. Catch nothing: "
+                      "the caller has to hear that the model was never reached")
+        self.assert_shape(messages, "U A[c1] R(c1)",
+                          hint="Everything that happened before the error stays on the list.")
 
     def test_reply_on_the_list_while_tools_run(self):
         """While a tool runs, your list already holds the reply that asked for it and the results of the calls before it: c1 sees U A[c1,c2], c2 sees U A[c1,c2] R(c1)."""
