@@ -2449,7 +2449,7 @@ def build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()):
         sections.append("\n".join(lines))
     where = "/workspace" if cwd in ("", ".") else f"/workspace/{cwd.strip('/')}"
     sections.append(f"Today's date: {clock.today().isoformat()}\nWorking folder: {where}")
-    return "\n\n".join(sections)
+    return "\n\n".join(section for section in sections if section)   # custom="" is no section
 #@ end
 #@ block 14.1 given
 
