@@ -26,7 +26,8 @@ from typing import Any, Callable, Iterable
 from .messages import call, provider_error, reply, say
 from .model import Request, ScriptedModel, usage
 
-__all__ = ["WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX"]
+__all__ = ["WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX", "renamer",
+           "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK"]
 
 SUMMARY_PREFIX = "Previous conversation summary:\n"   # how a summary comes back into a transcript
 
@@ -230,3 +231,40 @@ def summariser(otherwise: Any = None) -> Callable[[Request], dict]:
             messages = messages[:-1]
         return say(_summarise(messages))
     return step
+
+
+# -- lesson 12's job: rename a setting in eight files ---------------------------------------------
+
+RENAME_NAMES = [f"{c}.py" for c in "abcdefgh"]
+RENAME_FILES = {n: "".join(f"SETTING_{k} = {k}  # was PORT\n" for k in range(30))
+                for n in RENAME_NAMES}
+RENAME_TASK = ("Rename PORT to HTTP_PORT in every .py file here, one file per "
+               "turn. Never touch tests/.")
+
+
+def renamer(request: Request) -> dict:
+    """Lesson 12's worker, exactly as its first cell prints it. The model. It goes only by what it
+    is sent: the task, the file list and what is done come from the transcript or a summary in it."""
+    sent = request.messages
+    words = " ".join(m["content"] if isinstance(m["content"], str)
+                     else json.dumps(m["content"]) for m in sent)
+
+    def tool(name: str, args: dict) -> dict:
+        return reply(call(name, args, id=f"c{len(sent)}"))
+    asked = " ".join(m["content"] for m in sent if m["role"] == "user")
+    if "HTTP_PORT" not in asked:
+        return say("I have lost the task. What am I doing?")
+    if not re.search(r"a\.py\s+b\.py\s+c\.py", words):
+        return tool("bash", {"command": "ls"})
+    done = re.findall(r'write"?(?:, "arguments":)? \{"path": "(\w\.py)"',
+                      words)      # write calls, or "[x] write" in a summary
+    todo = [n for n in RENAME_NAMES if n not in done]
+    last = sent[-1]
+    if not todo:
+        return say("All eight files now use HTTP_PORT.")
+    if last["role"] == "user" or last.get("tool_name") == "bash":
+        return tool("read", {"path": todo[0]})
+    if last.get("tool_name") == "read":
+        new = last["content"].replace("PORT", "HTTP_PORT")
+        return tool("write", {"path": todo[0], "content": new})
+    return say(f"{done[-1]} done.")
