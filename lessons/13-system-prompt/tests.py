@@ -404,7 +404,7 @@ def _date_line(prompt):
                 "(no date line)")
 
 
-# --------------------------------------------------------------- lab 2: read fresh each run
+# --------------------------------------------------------------- lab 2: the Session builds it
 
 def _world(clock=None):
     """A disk with instructions and a skill, its tools, a clock and a counted builder."""
