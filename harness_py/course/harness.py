@@ -2022,6 +2022,33 @@ SUMMARY_PROMPT = ("Summarise the conversation above for a model that will carry 
                   "word.")
 
 
+def conversation_text(messages):
+    """The messages as one plain text, for a request that offers no tools. Calls and results
+    become lines of text, never tool blocks: a provider may refuse tool blocks in a request with
+    no tools (Anthropic's Messages API has been reported to answer 400, "Requests which include
+    tool_use or tool_result blocks must define tools"; Bedrock's Converse API has the same rule),
+    and text has no pairs to get wrong."""
+    lines = ["<conversation>"]
+    for m in messages:
+        if m["role"] == "toolResult":
+            error = "true" if m.get("is_error") else "false"
+            lines.append(f'<message role="toolResult" id="{m["tool_call_id"]}" '
+                         f'name="{m["tool_name"]}" error="{error}">')
+        else:
+            lines.append(f'<message role="{m["role"]}">')
+        if m["role"] == "assistant":
+            words = text_of(m)
+        else:
+            words = m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        if words:
+            lines.append(words)
+        if m["role"] == "assistant":
+            lines += [f'<call id="{c["id"]}" name="{c["name"]}">{json.dumps(c["arguments"])}</call>'
+                      for c in tool_calls(m)]
+        lines.append("</message>")
+    return "\n".join(lines + ["</conversation>"])
+
+
 def estimate_tokens(messages):
     """About four characters a token, for the words each message carries, plus 4 for its
     envelope. An estimate made before sending: the provider's own count (a reply's
@@ -2051,8 +2078,9 @@ def estimate_tokens(messages):
 #     when no user message follows.
 #
 # summarise(model, messages) -> str   asks `model` for a summary of `messages`: one request,
-#     model.complete(SUMMARY_SYSTEM, context_for_model(messages) + [user_message(SUMMARY_PROMPT)],
-#     []) with no tools at all, and returns the text of the reply, stripped. A failed reply raises
+#     model.complete(SUMMARY_SYSTEM, [user_message(conversation_text(context_for_model(messages))
+#     + "\n\n" + SUMMARY_PROMPT)], []): one user message of plain text, no tool blocks and no
+#     tools at all. It returns the text of the reply, stripped. A failed reply raises
 #     RuntimeError(f"the summary failed: {its error_message}"); an empty text raises
 #     RuntimeError("the summary is empty"). An empty summary is an error, never a success.
 #@ code
@@ -2077,10 +2105,11 @@ def find_cut(messages, keep_recent=KEEP_RECENT):
 
 def summarise(model, messages):
     """A summary of `messages`, written by `model` with no tools on offer: a model offered tools
-    carries on the work instead of describing it. Raises RuntimeError for a failed or empty
+    carries on the work instead of describing it. So the calls and results go as text, inside
+    one user message (conversation_text). Raises RuntimeError for a failed or empty
     reply: a compaction with nothing in its summary would throw the history away."""
-    request = context_for_model(messages) + [user_message(SUMMARY_PROMPT)]
-    reply = model.complete(SUMMARY_SYSTEM, request, [])
+    text = conversation_text(context_for_model(messages)) + "\n\n" + SUMMARY_PROMPT
+    reply = model.complete(SUMMARY_SYSTEM, [user_message(text)], [])
     if reply["stop_reason"] == "error":
         raise RuntimeError(f"the summary failed: {reply.get('error_message')}")
     summary = text_of(reply).strip()
@@ -2454,7 +2483,7 @@ def build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()):
         sections.append("\n".join(lines))
     where = "/workspace" if cwd in ("", ".") else f"/workspace/{cwd.strip('/')}"
     sections.append(f"Today's date: {clock.today().isoformat()}\nWorking folder: {where}")
-    return "\n\n".join(sections)
+    return "\n\n".join(section for section in sections if section)   # custom="" is no section
 #@ end
 #@ block 14.1 given
 

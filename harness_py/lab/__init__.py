@@ -37,6 +37,8 @@ A full window (lab/window.py, lesson 12):
     request_tokens(request) -> int      the provider's count of a request (usage["input"])
     summariser()                        a step that summarises what it is sent, if offered no tools
     SUMMARY_PREFIX                      "Previous conversation summary:\n"
+    renamer(request)                    lesson 12's worker, as its first cell prints it, for the
+    RENAME_NAMES  RENAME_FILES  RENAME_TASK   job it works on: eight files, one setting renamed
 
 Today's instructions (lesson 13):
     Clock(start="2026-03-02")           .today() -> datetime.date  .advance(days=1): the stage's
@@ -93,7 +95,8 @@ from .shell import Shell
 from .timers import Deadlock, SimulatedLoop, in_simulated_loop, now, resolve, run, steps
 from .stream import (ARGUMENT_PIECE, OVERLOADED, StreamingModel, chunks, drop, error_event, no_end,
                      pieces, sse)
-from .window import SUMMARY_PREFIX, WindowedModel, request_tokens, summariser
+from .window import (RENAME_FILES, RENAME_NAMES, RENAME_TASK, SUMMARY_PREFIX, WindowedModel,
+                     renamer, request_tokens, summariser)
 from .clock import Clock
 from .skills import skill
 from .wire import (ANTHROPIC_BAD_REQUEST, ANTHROPIC_OVERLOADED, ANTHROPIC_STREAM_OVERLOADED,
@@ -112,6 +115,7 @@ __all__ = [
     "Shell", "drive", "LabCase", "capped", "Capped", "CappedStream", "TooManyCalls", "drain",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
+    "renamer", "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK",
     "Clock", "skill",
     "run", "now", "SimulatedLoop", "Deadlock", "steps", "resolve",
     "StreamingModel", "pieces", "drop", "no_end", "error_event", "OVERLOADED", "ARGUMENT_PIECE",

@@ -299,6 +299,9 @@ class Shell:
     # -- pytest -------------------------------------------------------------------------------
 
     def _pytest(self, args: list[str], stdin: str) -> tuple[str, str, int]:
+        missing = [a for a in args if not a.startswith("-") and not self.ws.exists(a)]
+        if missing:     # as pytest's: a usage error, exit 4, before any test is collected
+            return "\nno tests ran\n", f"ERROR: file or directory not found: {missing[0]}\n\n", 4
         report, code = self.pytest(args)
         return report, "", code
 
@@ -312,7 +315,8 @@ class Shell:
         failing line, as pytest does for a bare assert). `import name` inside a test finds
         name.py (or name/__init__.py) on this disk first, then the standard library. Exit code 0
         when every test passed, 1 when one failed, 2 when a test file would not import, 5 when
-        there were no tests, as pytest's."""
+        there were no tests, as pytest's. (A path that does not exist is caught before this, in
+        the shell's pytest command: exit 4, pytest's usage error.)"""
         files = self._test_files(args or [])
         lines: list[str] = []
         passed = failed = errors = 0

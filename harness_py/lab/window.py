@@ -26,7 +26,8 @@ from typing import Any, Callable, Iterable
 from .messages import call, provider_error, reply, say
 from .model import Request, ScriptedModel, usage
 
-__all__ = ["WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX"]
+__all__ = ["WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX", "renamer",
+           "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK"]
 
 SUMMARY_PREFIX = "Previous conversation summary:\n"   # how a summary comes back into a transcript
 
@@ -159,11 +160,48 @@ def _summarise(messages: list) -> str:
                         block("Next steps", next_steps)])
 
 
+_MESSAGE = re.compile(r'^<message role="(\w+)"(?: id="([^"]*)" name="([^"]*)" error="(true|false)")?>\n'
+                      r'(.*?)^</message>$', re.S | re.M)
+_CALL = re.compile(r'^<call id="([^"]*)" name="([^"]*)">(.*)</call>$')
+
+
+def _unwrap(text: str) -> list | None:
+    """The messages of a conversation sent as text (harness.conversation_text's layout:
+    <conversation>, one <message ...> ... </message> each), or None if `text` is not one."""
+    if not text.startswith("<conversation>\n"):
+        return None
+    body = text[len("<conversation>\n"):text.find("\n</conversation>")]
+    messages = []
+    for role, call_id, name, error, inside in _MESSAGE.findall(body + "\n"):
+        lines = inside[:-1].split("\n") if inside else []
+        if role == "assistant":
+            calls = [_CALL.match(line) for line in lines]
+            words = "\n".join(line for line, c in zip(lines, calls) if not c)
+            content = ([{"type": "text", "text": words}] if words else []) + [
+                {"type": "toolCall", "id": c.group(1), "name": c.group(2),
+                 "arguments": _json(c.group(3))} for c in calls if c]
+            messages.append({"role": "assistant", "content": content})
+        elif role == "toolResult":
+            messages.append({"role": "toolResult", "tool_call_id": call_id, "tool_name": name,
+                             "content": "\n".join(lines), "is_error": error == "true"})
+        else:
+            messages.append({"role": role, "content": "\n".join(lines)})
+    return messages
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def summariser(otherwise: Any = None) -> Callable[[Request], dict]:
     """A step (or, with lab.forever, every step) for the model a harness asks to summarise.
 
     Asked with no tools, it answers with a summary of the messages it was sent, the last one
-    (the request to summarise) left out, in five sections: ## Goal, ## Constraints,
+    (the request to summarise) left out; or, when it is sent one user message that holds the
+    conversation as text (harness.conversation_text's layout), of the messages in that text, in five sections: ## Goal, ## Constraints,
     ## Progress, ## Decisions, ## Next steps. Each is read from those messages only:
     - Goal: the first message, if it is the user's; if it is an earlier summary, that summary's
       goal; otherwise it says the goal is unknown and why.
@@ -186,7 +224,47 @@ def summariser(otherwise: Any = None) -> Callable[[Request], dict]:
             name = first.get("name", "tool") if isinstance(first, dict) else "tool"
             return reply(call(name, {}, id="s1"))
         messages = list(request.messages)
+        sent = _unwrap(_words(messages[-1])) if len(messages) == 1 else None
+        if sent is not None:            # the conversation as text, and the request after it
+            return say(_summarise(sent))
         if messages and messages[-1].get("role") == "user":
             messages = messages[:-1]
         return say(_summarise(messages))
     return step
+
+
+# -- lesson 12's job: rename a setting in eight files ---------------------------------------------
+
+RENAME_NAMES = [f"{c}.py" for c in "abcdefgh"]
+RENAME_FILES = {n: "".join(f"SETTING_{k} = {k}  # was PORT\n" for k in range(30))
+                for n in RENAME_NAMES}
+RENAME_TASK = ("Rename PORT to HTTP_PORT in every .py file here, one file per "
+               "turn. Never touch tests/.")
+
+
+def renamer(request: Request) -> dict:
+    """Lesson 12's worker, exactly as its first cell prints it. The model. It goes only by what it
+    is sent: the task, the file list and what is done come from the transcript or a summary in it."""
+    sent = request.messages
+    words = " ".join(m["content"] if isinstance(m["content"], str)
+                     else json.dumps(m["content"]) for m in sent)
+
+    def tool(name: str, args: dict) -> dict:
+        return reply(call(name, args, id=f"c{len(sent)}"))
+    asked = " ".join(m["content"] for m in sent if m["role"] == "user")
+    if "HTTP_PORT" not in asked:
+        return say("I have lost the task. What am I doing?")
+    if not re.search(r"a\.py\s+b\.py\s+c\.py", words):
+        return tool("bash", {"command": "ls"})
+    done = re.findall(r'write"?(?:, "arguments":)? \{"path": "(\w\.py)"',
+                      words)      # write calls, or "[x] write" in a summary
+    todo = [n for n in RENAME_NAMES if n not in done]
+    last = sent[-1]
+    if not todo:
+        return say("All eight files now use HTTP_PORT.")
+    if last["role"] == "user" or last.get("tool_name") == "bash":
+        return tool("read", {"path": todo[0]})
+    if last.get("tool_name") == "read":
+        new = last["content"].replace("PORT", "HTTP_PORT")
+        return tool("write", {"path": todo[0], "content": new})
+    return say(f"{done[-1]} done.")

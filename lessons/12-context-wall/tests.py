@@ -84,6 +84,13 @@ def _shape(messages):
     return lab.shape(list(messages)) or "(nothing)"
 
 
+def _session_estimate(messages, text):
+    """The estimate a Session makes before a prompt: lesson 12's, and from lesson 13 on (when the
+    harness has build_system_prompt) with the system prompt counted as one more message."""
+    system = [harness.user_message(harness.SYSTEM)] if hasattr(harness, "build_system_prompt") else []
+    return harness.estimate_tokens(system + messages + [harness.user_message(text)])
+
+
 def _summary_requests(model):
     return [r for r in model.calls if r.system == harness.SUMMARY_SYSTEM]
 
@@ -164,10 +171,22 @@ class Lab1(_LabCase):
                          f"{got!r}; expected 0: no user message follows the newest messages, "
                          "and a cut never lands on anything else.")
 
+    def test_cut_where_the_total_reaches(self):
+        """find_cut stops on the message at which the newest messages reach keep_recent exactly,
+        not one message further back: for U U U A with keep_recent the size of the last two, it
+        returns 2."""
+        messages = [lab.user("First, m1.py."), lab.user("Then m2.py."), lab.user("Now m3.py."),
+                    lab.say("Decision: rename in place.")]
+        keep = harness.estimate_tokens(messages[2:])
+        got = self.call(f"find_cut(messages, {keep})", harness.find_cut, messages, keep)
+        self.assertEqual(got, 2, f"for U U U A with keep_recent {keep}, the estimate of the last "
+                         f"two messages exactly, find_cut returned {got!r}; expected 2. The count "
+                         "stops when the total reaches keep_recent (>=), not when it passes it.")
+
     def test_summary_request(self):
-        """summarise(model, messages) makes one request: SUMMARY_SYSTEM, the messages (a dangling
-        call answered, as context_for_model does) then SUMMARY_PROMPT as a user message, and no
-        tools at all; it returns the reply's text, stripped."""
+        """summarise(model, messages) makes one request: SUMMARY_SYSTEM, no tools at all, and one
+        user message of plain text, conversation_text(context_for_model(messages)) (a dangling
+        call answered), a blank line, then SUMMARY_PROMPT; it returns the reply's text, stripped."""
         messages = _session_messages(2)
         read = lab.call("read", {"path": "m3.py"}, id="r99")
         messages = messages + [lab.user("Now m3.py."), lab.reply(read)]      # no result: kill -9
@@ -183,13 +202,25 @@ class Lab1(_LabCase):
         self.assertEqual(request.system, harness.SUMMARY_SYSTEM,
                          "the summary request was not sent SUMMARY_SYSTEM as its system prompt.")
         sent = request.messages
-        self.assertEqual(sent[-1:], [harness.user_message(harness.SUMMARY_PROMPT)],
-                         f"the summary request ends {_shape(sent[-1:])}; expected the user "
-                         "message SUMMARY_PROMPT last.")
-        self.assertEqual(sent[:-1], harness.context_for_model(messages),
-                         f"the summary request sent {_shape(sent[:-1])} before the prompt; "
-                         "expected context_for_model(messages), "
-                         f"{_shape(harness.context_for_model(messages))}.")
+        one_text = len(sent) == 1 and sent[0]["role"] == "user" and isinstance(
+            sent[0]["content"], str)
+        self.assertTrue(one_text,
+                        f"the summary request sent {_shape(sent)}; expected one user message of "
+                        "plain text. Tool calls and results in a request that offers no tools "
+                        "may be refused (Anthropic's Messages API has answered 400): send them "
+                        "as text, with conversation_text.")
+        text = sent[0]["content"]
+        conversation = harness.conversation_text(harness.context_for_model(messages))
+        self.assertFalse(text.startswith(harness.conversation_text(messages)),
+                         "the summary request's text is conversation_text(messages): the call "
+                         "left without a result is sent unanswered. Pass the messages through "
+                         "context_for_model first.")
+        self.assertTrue(text.startswith(conversation),
+                        "the summary request's text does not begin with "
+                        "conversation_text(context_for_model(messages)).")
+        self.assertEqual(text[len(conversation):], "\n\n" + harness.SUMMARY_PROMPT,
+                         "after the conversation the summary request's text should hold a blank "
+                         "line and SUMMARY_PROMPT, and nothing else.")
         self.assertEqual(got, "## Goal\nRename PORT.",
                          f"summarise returned {got!r}; expected the reply's text, stripped.")
 
@@ -344,7 +375,8 @@ class Lab2(_LabCase):
     def test_is_overflow(self):
         """is_overflow is True for failed replies worded as Anthropic, OpenAI and others word a
         request that is too long, and False for other failures, for a reply that succeeded
-        while saying those words, and for a user message."""
+        while saying those words (in its text, or in an error_message field), and for a user
+        message."""
         yes = ["prompt is too long: 208310 tokens > 200000 maximum",
                "This model's maximum context length is 128000 tokens. However, your messages "
                "resulted in 130512 tokens.",
@@ -352,6 +384,7 @@ class Lab2(_LabCase):
                "400 Request exceeds the context window"]
         no = [lab.provider_error("529 Overloaded"), lab.provider_error("429 rate limit"),
               lab.say("Your prompt is too long; shall I shorten it?"),
+              {**lab.say("Done."), "error_message": "prompt is too long"},
               lab.user("the context window is full")]
         for words in yes:
             got = self.call("is_overflow", harness.is_overflow, lab.provider_error(words))
@@ -389,6 +422,33 @@ class Lab2(_LabCase):
         self.assertEqual(log.replay()[1:], messages[cut:],
                          "after compact, replay() does not end with the recent messages word "
                          "for word.")
+
+    def test_compact_twice(self):
+        """compact on a log that already holds a compaction: the new entry replaces the ids of
+        the rows before the cut, the first summary's row included, and replay holds one
+        summary, then the recent messages word for word."""
+        ws, log = _logged(8)
+        model = _model()
+        self.call("compact", harness.compact, log, model, 1500)
+        rows = log.rows()
+        messages = [m for _, m in rows]
+        cut = harness.find_cut(messages, 600)
+        got = self.call("compact", harness.compact, log, model, 600)
+        self.assertIs(got, True, f"the second compact returned {got!r}; expected True.")
+        new = log.entries()[-1]
+        want = [row_id for row_id, _ in rows[:cut]]
+        self.assertEqual(new.get("replaces"), want,
+                         f"the second compaction replaces {new.get('replaces')}; expected {want}: "
+                         "the ids of log.rows() before the cut, the first summary's row ("
+                         f"{rows[0][0]}) among them. Entry ids and row ids part ways after a "
+                         "compaction.")
+        replayed = log.replay()
+        summaries = [m for m in replayed if m["role"] == "user"
+                     and str(m["content"]).startswith(harness.SUMMARY_PREFIX)]
+        self.assertEqual(len(summaries), 1, f"after two compactions replay() holds "
+                         f"{len(summaries)} summaries; expected one, the newest.")
+        self.assertEqual(replayed[1:], messages[cut:], "after the second compact, replay() does "
+                         "not end with the recent messages word for word.")
 
     def test_compact_nothing(self):
         """When find_cut finds nothing to cut, compact returns False, asks the model nothing and
@@ -475,6 +535,56 @@ class Lab2(_LabCase):
         first = work[0].messages[0] if work else None
         self.assertTrue(first and str(first.get("content", "")).startswith(harness.SUMMARY_PREFIX),
                         "the prompt's first request did not start with the summary.")
+
+    def test_threshold_is_strictly_over(self):
+        """An estimate exactly at window - reserve is not over it: no compaction, no summary
+        asked, and the run starts at once."""
+        ws, log = _logged(6)
+        estimate = _session_estimate(log.replay(), "Now m7.py.")
+        model = _model(100_000)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=estimate + 500,
+                            reserve=500, keep_recent=600)
+        events, error = lab.drain(session.prompt("Now m7.py."))
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(reasons, [], f"compaction events: {reasons}; expected none. The "
+                         f"estimate was {estimate}, exactly window - reserve: compact only when "
+                         "it is over (>), not when it is equal.")
+
+    def test_threshold_with_nothing_to_cut(self):
+        """Over the threshold with nothing to cut (keep_recent larger than the session): compact
+        returns False, no compaction event is yielded, and the run goes ahead."""
+        ws, log = _logged(3)
+        estimate = harness.estimate_tokens(log.replay() + [harness.user_message("Now m4.py.")])
+        model = _model(100_000)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=estimate + 100,
+                            reserve=500, keep_recent=100_000)
+        events, error = lab.drain(session.prompt("Now m4.py."))
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        types = [e["type"] for e in events]
+        self.assertEqual(types[:1], ["agent_start"], f"the events began {types[:2]}; expected "
+                         "agent_start. Nothing was cut, so nothing was compacted: yield a "
+                         "compaction event only when compact returns True.")
+
+    def test_failed_summary_goes_up(self):
+        """A summary that fails during the Session's threshold compaction goes up out of
+        prompt as the RuntimeError it is; no run starts and the log is unchanged."""
+        ws, log = _logged(6)
+        before = ws.read_text(LOG)
+        estimate = harness.estimate_tokens(log.replay() + [harness.user_message("Now m7.py.")])
+        model = lab.capped(lab.ScriptedModel([lab.provider_error("503 overloaded")]))
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=estimate,
+                            reserve=500, keep_recent=600)
+        events, error = lab.drain(session.prompt("Now m7.py."))
+        self.assertIsInstance(error, RuntimeError,
+                              f"with the summary failing, the prompt ended with {error!r} and "
+                              f"events {[e['type'] for e in events][:3]}; expected the "
+                              "RuntimeError from summarise to go up. Catching it sends a request "
+                              "the estimate says will not fit.")
+        self.assertEqual(ws.read_text(LOG), before, "with the summary failing, the log changed.")
 
     def test_threshold_counts_the_prompt(self):
         """The new prompt is part of the estimate: with the messages alone exactly at
@@ -569,6 +679,26 @@ class Lab2(_LabCase):
         self.assertTrue(harness.is_overflow(session.messages[-1]),
                         f"the record ends {_shape(session.messages[-2:])}; expected the second "
                         "refusal, for the caller to see.")
+
+    def test_overflow_with_nothing_to_cut(self):
+        """A refusal for length when there is nothing to cut: no compaction event, no retry (one
+        request), and the record ends with the refusal."""
+        ws, log = _logged(3)
+        model = lab.capped(_refusing())
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000, reserve=0,
+                            keep_recent=100_000)
+        events, error = lab.drain(session.prompt("Now m4.py."))
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(reasons, [], f"compaction events: {reasons}; expected none: nothing "
+                         "was cut.")
+        self.assertEqual(len(_work_requests(model)), 1,
+                         f"the refused request was sent {len(_work_requests(model))} times; "
+                         "expected once. A retry after a compaction that did nothing is the same "
+                         "request again: retry only when compact returns True.")
+        self.assertTrue(harness.is_overflow(session.messages[-1]),
+                        f"the record ends {_shape(session.messages[-2:])}; expected the refusal.")
 
     def test_other_errors_no_retry(self):
         """A reply that failed for another reason (503 overloaded) is not compacted away or

@@ -137,6 +137,17 @@ class Lab1(_LabCase):
                          f"with no app/AGENTS.md, find_instructions returned "
                          f"{[pair[0] for pair in got]}; expected the two that exist, in order.")
 
+    def test_instructions_cwd_spelled_otherwise(self):
+        """find_instructions gives the same files for "app/api/", "./app/api" and "app/api": an
+        empty part or a "." in the working folder is no folder."""
+        want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
+        for cwd in ("app/api/", "./app/api"):
+            got = self.call("find_instructions", harness.find_instructions, _disk(), cwd)
+            self.assertEqual([tuple(pair) for pair in got], want,
+                             f"find_instructions(ws, {cwd!r}) returned the paths "
+                             f"{[pair[0] for pair in got]}; expected {[p for p, _ in want]}: drop "
+                             "the \"\" and \".\" parts when you split the working folder.")
+
     def test_instructions_not_beside_or_below(self):
         """find_instructions never returns a file beside the way (docs/, or ap/ and app/a/, whose
         names merely begin the working folder's path) or below the working folder (app/api/v2/);
@@ -341,6 +352,19 @@ class Lab1(_LabCase):
             self.assertIn(kept, prompt, f"with custom= the prompt lost {kept!r}: a custom prompt "
                           "replaces who the agent is, not the project's rules or today's facts.")
 
+    def test_empty_sections_left_out(self):
+        """With no AGENTS.md on the way there is no instructions heading; with custom="" there is
+        no first section at all, and the prompt starts with the next one."""
+        ws = lab.Workspace({"main.py": "print('hi')\n"})
+        prompt = self.build(_tools(ws), ws, ".")
+        self.assertNotIn(INSTRUCTIONS_HEAD, prompt, "with no AGENTS.md anywhere the prompt still "
+                         "has the instructions heading: leave out a section with nothing in it.")
+        prompt = self.build(_tools(ws), ws, ".", custom="")
+        self.assertTrue(prompt.startswith("Today's date:"),
+                        f"with custom=\"\" and nothing else to say, the prompt starts "
+                        f"{prompt[:40]!r}; expected the date line: an empty custom leaves no "
+                        "section, and no blank line before the next one.")
+
     def test_whole_prompt(self):
         """For a small project the whole prompt is exactly the spec's text, character for
         character."""
@@ -380,7 +404,7 @@ def _date_line(prompt):
                 "(no date line)")
 
 
-# --------------------------------------------------------------- lab 2: read fresh each run
+# --------------------------------------------------------------- lab 2: the Session builds it
 
 def _world(clock=None):
     """A disk with instructions and a skill, its tools, a clock and a counted builder."""

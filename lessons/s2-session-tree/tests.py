@@ -191,6 +191,24 @@ class Lab1(_LabCase):
                       "'e1'] as written. Only an entry with no parent_id key at all takes the "
                       "line before; null is a root.")
 
+    def test_old_line_after_a_tree_line(self):
+        """In a file that mixes shapes, an entry with no parent_id takes the entry on the line
+        above whatever its type: after a leaf entry pointing at e1, an old-shape e4 has the
+        parent e3 (the leaf line), and replay() is e1 then e4."""
+        ws = lab.Workspace({LOG: _file(_msg(1), _msg(2, text="reply 2"), _leaf(3, "e1"),
+                                       _msg(4, text="message 4"))})
+        tree = harness.SessionTree(ws, LOG)
+        parents = [entry.get("parent_id", "(none)")
+                   for entry in self.call("entries()", tree.entries)]
+        if parents[3:] != ["e3"]:
+            self.fail(f"entries() gave e4, an entry with no parent_id after the leaf line e3, the "
+                      f"parent {parents[3:]}; expected ['e3']: the entry on the line above, "
+                      "whatever its type, not the last message above it.")
+        replay = self.call("replay()", tree.replay)
+        if _texts(replay) != _texts([_msg(1)["message"], _msg(4, text="message 4")["message"]]):
+            self.fail(f"replay() gave {_texts(replay)}; expected message 1, then message 4: "
+                      "e4 carries on from where the leaf line put you.")
+
     def test_leaf_is_read_off_the_last_line(self):
         """leaf() is the last line's id when it is a message, the last line's parent_id when it is
         a leaf entry, and None when there is no file (which reading does not create)."""
@@ -389,6 +407,19 @@ class Lab2(_LabCase):
         if leaf != "e3" or replay != messages[:3]:
             self.fail(f"after the branch, leaf() is {leaf!r} and replay() {lab.shape(replay)}; "
                       f"expected 'e3' and {lab.shape(messages[:3])}.")
+
+    def test_going_back_to_where_you_are(self):
+        """branch() to the entry you are already at still appends its one leaf line and returns
+        that line's id: the call is a thing that happened, and the file records it."""
+        ws = lab.Workspace()
+        tree, messages = _new_session(ws)
+        before = ws.read_text(LOG)
+        got = self.call('branch("e5")', lambda: tree.branch("e5"))
+        added = ws.read_text(LOG)[len(before):].splitlines()
+        if got != "e6" or len(added) != 1:
+            self.fail(f'branch("e5"), at the end of a five-message session, returned {got!r} and '
+                      f"added {len(added)} line(s); expected 'e6' and one leaf line. branch "
+                      "always appends, even to where you are.")
 
     def test_the_next_message_continues_from_the_branch(self):
         """After branch("e3"), the next message is e7 with parent_id e3, replay() is e1 e2 e3 e7,
