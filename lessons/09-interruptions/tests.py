@@ -202,6 +202,49 @@ class Lab1(unittest.TestCase):
                          "turn_end and turn_start; before it came "
                          f"{', '.join(kinds[max(0, follow - 2):follow])}.")
 
+    def test_steering_before_follow_ups(self):
+        """Steering and a follow-up both typed during a reply with no calls: the steering opens the next turn alone, and the follow-up goes in only after the model has answered it."""
+        typed = []
+
+        def typing(request):             # while the first call is out, the user types both
+            if not typed:
+                typed.append(True)
+                h.steer("Use spaces.")
+                h.follow_up("Now run the tests.")
+            return lab.say("Tabs.")
+        model = lab.ScriptedModel([typing, lab.say("Spaces."), lab.say("Tests pass.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        new = [_new_users(request) for request in model.calls]
+        self.assertEqual(new, [["Indent a.py."], ["Use spaces."], ["Now run the tests."]],
+                         "Each model call should bring one new user message: the prompt, then "
+                         "the steering, then the follow-up; they brought "
+                         f"{new}. Ask for follow-ups only when the turn had no calls and "
+                         "steering gave nothing: a correction is answered before the next job "
+                         "goes in.")
+        self.assertEqual(_shape(h.messages), "U A U A U A",
+                         f"Expected U A U A U A, got {_shape(h.messages)}.")
+
+    def test_queues_per_harness(self):
+        """Each Harness has its own two queues: a message steered into one harness, or queued as its follow-up, is taken by that harness's next run and never by another's."""
+        mine = harness.Harness(lab.ScriptedModel([lab.say("Spaces."), lab.say("Ran.")]),
+                               harness.SYSTEM, [])
+        other = harness.Harness(lab.ScriptedModel([lab.say("Hello."), lab.say("Extra.")]),
+                                harness.SYSTEM, [])
+        mine.steer("Use spaces.")
+        mine.follow_up("Now run the tests.")
+        self._drive(lambda: other.prompt("Hi."), sofar=lambda: other.messages,
+                    exhausted="Another harness's run took the messages queued on this one.")
+        self.assertEqual(_users(other.messages), ["Hi."],
+                         "A message steered into one harness reached another: its user messages "
+                         f"are {_users(other.messages)}. Make the two deques in __init__, on "
+                         "self; deques made once, on the class, are every harness's queues.")
+        self._drive(lambda: mine.prompt("Indent a.py."), sofar=lambda: mine.messages)
+        expected = ["Indent a.py.", "Use spaces.", "Now run the tests."]
+        self.assertEqual(_users(mine.messages), expected,
+                         f"The harness the messages were queued on should take them: its user "
+                         f"messages should be {expected}; they are {_users(mine.messages)}.")
+
     def test_busy_message(self):
         """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()") and queues nothing."""
         h = harness.Harness(lab.ScriptedModel([lab.say("Hello.")]), harness.SYSTEM, [])

@@ -301,6 +301,20 @@ class Lab1(_LabCase):
         log = harness.SessionLog(lab.Workspace({LOG: torn_inside}), LOG)
         self.assert_torn("entries() on a file of 4 lines whose line 2 is torn", log.entries, 2)
 
+    def test_torn_inside_refuses_append(self):
+        """Torn at line 2 of 4 (the file still ends in a newline): append_message raises the error naming "line 2" and writes nothing."""
+        middle = [_line(n) for n in range(1, 5)]
+        torn_inside = middle[0] + middle[1][:len(middle[1]) // 2] + "\n" + middle[2] + middle[3]
+        ws = lab.Workspace({LOG: torn_inside})
+        log = harness.SessionLog(ws, LOG)
+        writes = len(ws.writes)
+        self.assert_torn("append_message on a file of 4 lines whose line 2 is torn",
+                         lambda: log.append_message(lab.user("Carry on.")), 2)
+        self.assertEqual((ws.read_text(LOG), ws.writes[writes:]), (torn_inside, []),
+                         "append_message wrote to a file whose line 2 is not a complete entry. "
+                         "Refuse by reading every line, through entries(), before writing: a "
+                         "file that ends in a newline can still be torn inside.")
+
     def test_blank_line(self):
         """A blank line between two entries is not a complete log entry either: entries() raises the same error, naming that line."""
         ws = lab.Workspace({LOG: _line(1) + "\n" + _line(2)})
@@ -309,6 +323,7 @@ class Lab1(_LabCase):
 
     def test_dangling_call(self):
         """The log ends on a tool call that never got its result (kill -9). On the rebooted disk,
+        replay() gives the two logged messages as they are, U A[c1], and writes nothing;
         Harness(..., messages=log.replay()) answers the next prompt, and the model is sent the
         whole earlier session."""
         ws = lab.Workspace()
@@ -320,6 +335,17 @@ class Lab1(_LabCase):
 
         disk = ws.reboot()
         log = harness.SessionLog(disk, LOG)
+        since = len(disk.writes)
+        replayed = log.replay()
+        self.assertEqual(replayed, earlier,
+                         f"replay() of a log that ends on a dangling call gave {_shape(replayed)}; "
+                         "expected the two logged messages as they are, U A[c1]. replay() reads "
+                         "back what happened; the stand-in for c1 is made for each request by "
+                         "context_for_model, and never enters the record.")
+        self.assertEqual(disk.writes[since:], [],
+                         f"replay() wrote to the disk: {disk.writes[since:]}. Reading the log "
+                         "never mends it: a stand-in result in the file would claim a result "
+                         "nobody ever had.")
         answer = lab.say("I can't tell whether the tests ran. Shall I run them?")
         model = lab.ScriptedModel([answer])
         bash = harness.make_bash_tool(lab.Shell(disk))
@@ -591,6 +617,33 @@ class Lab2(_LabCase):
             self.fail(f"the second listener heard {len(second_heard)} events; expected only the "
                       "one during which it was taken off, and none after.")
 
+    def test_unsubscribe_earlier(self):
+        """A listener that unsubscribes one subscribed before it: that one still hears the event, and the one that did it hears it exactly once."""
+        h, _, _ = _job(lab.Workspace())
+        first_heard, second_heard = [], []
+
+        def second(event):
+            second_heard.append(event)
+            if event["type"] == "agent_start":
+                undo_first()
+
+        undo_first = self.subscribe(h, first_heard.append)
+        h.subscribe(second)
+        events = _consume(h.prompt(JOB))
+        if not events:
+            self.fail("the run yielded no events.")
+        start = events[0]
+        heard_first = sum(e is start for e in first_heard)
+        heard_second = sum(e is start for e in second_heard)
+        if (heard_first, heard_second) != (1, 1):
+            self.fail(f"during agent_start the second listener took the first one off; the first "
+                      f"heard agent_start {heard_first} time(s) and the second {heard_second}; "
+                      "expected once each. Walk a copy of the listener list, in the order they "
+                      "subscribed, made before anyone is called.")
+        if len(second_heard) != len(events):
+            self.fail(f"the second listener heard {len(second_heard)} events of the run's "
+                      f"{len(events)}; expected each exactly once.")
+
     def test_undo_twice(self):
         """Two listeners on one harness, and the first one's undo is called twice: the second still
         hears the next run, the first hears none of it, and a listener on another harness hears
@@ -711,6 +764,29 @@ class Lab2(_LabCase):
         except RuntimeError as error:
             self.fail(f"the next prompt raised RuntimeError: {error}; expected it accepted.")
         self.assert_answered(h, "after the listener's error, the next prompt ran, and")
+
+    def test_listener_error_before_handover(self):
+        """A listener raises at the first message_end: the consumer is never handed that message_end; the error comes in its place."""
+        h, _, _ = _job(lab.Workspace())
+        raised = []
+
+        def full_disk(event):
+            if event["type"] == "message_end" and not raised:
+                raised.append(event)
+                raise OSError("disk full")
+
+        h.subscribe(full_disk)
+        handed = []
+        try:
+            for event in lab.steps(h.prompt(JOB)):
+                handed.append(event)
+        except OSError:
+            pass
+        if raised and any(e is raised[0] for e in handed):
+            self.fail("the listener raised OSError('disk full') on a message_end, and the "
+                      "consumer was still handed that message_end. A consumer that closes the "
+                      "run there never hears the error. Let it out of _notify at once, before "
+                      "the yield: hold nothing back.")
 
     def test_torn_log_stops_run(self):
         """The session file ends in a torn line, so the log refuses every append. With
