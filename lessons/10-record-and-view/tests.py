@@ -358,9 +358,10 @@ class Lab1(_LabCase):
                 if getattr(made[-1], "gi_frame", getattr(made[-1], "ag_frame", None)) is not None:
                     self.fail(f"closed after {k} of {total} events, the run is closed but "
                               "run_agent's generator is still paused at its yield. In _run's "
-                              "finally, call run.close() on it: a close reaches only the "
-                              "generator the consumer holds, and the one inside waits until "
-                              "Python frees it, which may be much later or never.")
+                              "finally, call run.close() on it: a close reaches the generator "
+                              "the consumer holds, a for loop that re-yields does not pass it "
+                              "on, and the one inside waits until Python frees it, which may "
+                              "be much later or never.")
         finally:
             harness.run_agent = original
 
