@@ -245,6 +245,28 @@ class Lab1(unittest.TestCase):
                          f"The harness the messages were queued on should take them: its user "
                          f"messages should be {expected}; they are {_users(mine.messages)}.")
 
+    def test_two_follow_ups_one_run(self):
+        """Two follow-ups queued during one run are both answered in that run, one turn each, oldest first, and the run ends once the queue is empty."""
+        model = lab.ScriptedModel([lab.say("Edited."), lab.say("Tests pass."), lab.say("Pushed.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+
+        def on_event(event):
+            if event["type"] == "agent_start":
+                h.follow_up("Now run the tests.")
+                h.follow_up("Then push.")
+        events = self._drive(lambda: h.prompt("Edit the file."), on_event,
+                             sofar=lambda: h.messages)
+        self.assertEqual(_users(h.messages), ["Edit the file.", "Now run the tests.", "Then push."],
+                         "Both follow-ups should be answered in the run, oldest first; the user "
+                         f"messages are {_users(h.messages)}.")
+        self.assertEqual(_shape(h.messages), "U A U A U A",
+                         f"Expected U A U A U A, one turn per follow-up, got {_shape(h.messages)}: "
+                         "ask for follow-ups again each time the run would end.")
+        kinds = [e["type"] for e in events]
+        self.assertEqual((kinds.count("agent_start"), kinds.count("agent_end")), (1, 1),
+                         "Both follow-ups belong to the one run: expected one agent_start and "
+                         f"one agent_end; the events were {' '.join(kinds)}.")
+
     def test_busy_message(self):
         """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()") and queues nothing."""
         h = harness.Harness(lab.ScriptedModel([lab.say("Hello.")]), harness.SYSTEM, [])

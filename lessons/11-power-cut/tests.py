@@ -732,6 +732,40 @@ class Lab2(_LabCase):
                          "expected it answered and logged in the same run, U A U A. Pass "
                          "get_follow_ups (and get_steering) on to run_agent from _run.")
 
+    def test_repeated_and_empty_saved(self):
+        """A message equal to one already saved ("Again." asked twice, answered the same) and an empty failed reply are each saved as lines of their own: the log replays exactly the record."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        model = lab.ScriptedModel([lab.say("Same."), lab.say("Same."),
+                                   lab.provider_error("503 overloaded")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        h.subscribe(harness.persist_to(log))
+        for prompt in ("Again.", "Again.", "Once more."):
+            _consume(h.prompt(prompt))
+        self.assertEqual(log.replay(), list(h.messages),
+                         f"the log replays {_shape(log.replay())} but the record is "
+                         f"{_shape(h.messages)}. Every message_end is one new line, whatever the "
+                         "message says: one equal to an earlier message, or an empty failed "
+                         "reply, still happened, and the record keeps it.")
+
+    def test_flag_still_set_by_prompt(self):
+        """The rewritten _run keeps lesson 8's rule: prompt() sets is_running at once, so a second prompt() before the first run's first event raises RuntimeError."""
+        h, _, _ = _job(lab.Workspace())
+        run = h.prompt(JOB)
+        self.assertTrue(h.is_running,
+                        "straight after h.prompt(), before any event is pulled, h.is_running is "
+                        "False. Keep setting the flag in prompt(), which runs at once, not in "
+                        "_run, whose body waits for the first next().")
+        try:
+            h.prompt("And again.")
+        except RuntimeError:
+            pass
+        else:
+            self.fail("a second h.prompt() before the first run was pulled was accepted, so two "
+                      "runs could write one record and one log. prompt() checks and sets the "
+                      "flag itself.")
+        _consume(run)
+
     def test_listener_raises(self):
         """A listener raises OSError("disk full") at the first message_end: the error reaches the
         run's consumer, the harness is idle again, and the next prompt is accepted."""
