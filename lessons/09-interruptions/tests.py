@@ -267,6 +267,31 @@ class Lab1(unittest.TestCase):
                          "Both follow-ups belong to the one run: expected one agent_start and "
                          f"one agent_end; the events were {' '.join(kinds)}.")
 
+    def test_every_user_message_announced(self):
+        """Each user message the loop is given is announced: the prompt and a message steered while idle each get a message_end of their own, after they are on h.messages."""
+        model = lab.ScriptedModel([lab.say("Spaces.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        h.steer("Use spaces.")
+        events = self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        said = [e["message"].get("content") for e in events
+                if e.get("type") == "message_end" and e["message"].get("role") == "user"]
+        self.assertEqual(said, ["Indent a.py.", "Use spaces."],
+                         f"The run announced the user messages {said}; expected a message_end for "
+                         "the prompt and one for 'Use spaces.'. Record every message the queue "
+                         "gives with its own message_end, or no frontend or saver hears it.")
+
+    def test_steering_costs_no_turn(self):
+        """A user message opens a turn but is not a model call: with max_turns=1, a prompt with steering waiting still gets its one model call."""
+        model = lab.ScriptedModel([lab.say("Spaces.")])
+        h = harness.Harness(model, harness.SYSTEM, [], max_turns=1)
+        h.steer("Use spaces.")
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        self.assertEqual((len(model.calls), _shape(h.messages)), (1, "U U A"),
+                         f"With max_turns=1 and steering waiting, the model was called "
+                         f"{len(model.calls)} time(s) and the record is {_shape(h.messages)}; "
+                         "expected one call and U U A. max_turns counts model calls, not the user "
+                         "messages that open a turn.")
+
     def test_busy_message(self):
         """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()") and queues nothing."""
         h = harness.Harness(lab.ScriptedModel([lab.say("Hello.")]), harness.SYSTEM, [])
