@@ -220,6 +220,29 @@ class Lab1(_LabCase):
             self.fail(f"the view holds {_what(view[1])} then {_what(view[2])}; expected the "
                       "failed reply itself, then an INTERRUPTED result for d1.")
 
+    def test_call_order_not_id_order(self):
+        """Results follow their calls in the order the reply asked, whatever the ids: a reply that asks for z1 and then a1 is answered z1, then a1."""
+        z1, a1 = lab.call("read", {"path": "z.py"}, id="z1"), lab.call("read", {"path": "a.py"}, id="a1")
+        rz, ra = lab.tool_result(z1, "Z = 26\n"), lab.tool_result(a1, "A = 1\n")
+        record = [lab.user("Read both."), lab.reply(z1, a1), ra, rz, lab.say("26 and 1.")]
+        view = self.repair(record)
+        if _shape(view) != "U A[z1,a1] R(z1) R(a1) A":
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[z1,a1] R(z1) R(a1) A: the results in the order of the calls in the "
+                      "message, not sorted by id.")
+
+    def test_error_result_kept(self):
+        """A recorded result marked is_error is kept where it belongs, the tool's own words, never replaced by a stand-in."""
+        c1 = lab.call("read", {"path": "gone.py"}, id="c1")
+        failed = {**lab.tool_result(c1, "File not found: gone.py"), "is_error": True}
+        record = [lab.user("Read gone.py."), lab.reply(c1), failed, lab.say("It is not there.")]
+        view = self.repair(record)
+        if _shape(view) != "U A[c1] R(c1) A" or view[2] is not failed:
+            said = _what(view[2]) if len(view) > 2 else "nothing"
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}, with {said} "
+                      "after the call; expected the recorded result itself, \"File not found: "
+                      "gone.py\". A result marked is_error is still the tool's answer: keep it.")
+
     def test_result_before_its_call(self):
         """A result recorded before its call is moved to just after the call, the very object, not made up."""
         a = lab.call("t", {"n": 1}, id="a")
@@ -364,6 +387,17 @@ class Lab1(_LabCase):
                               "be much later or never.")
         finally:
             harness.run_agent = original
+
+    def test_failed_reply_with_only_a_call(self):
+        """A failed reply that got a call out and no words is not empty: it stays in the view, and its call is answered by INTERRUPTED."""
+        delete = lab.call("delete", {"path": "src"}, id="d1")
+        failed = {**lab.reply(delete), "stop_reason": "error", "error_message": "connection reset"}
+        record = [lab.user("Tidy up."), failed, lab.user("What happened?")]
+        view = self.repair(record, "context_for_model")
+        if _shape(view) != "U A![d1] R(d1) U":
+            self.fail(f"the record {_shape(record)} became the view {_shape(view)}; expected "
+                      "U A![d1] R(d1) U. A failed reply is left out only when its content is "
+                      "empty; a call is content, and the model must learn it asked for it.")
 
     def test_flag_set_by_prompt(self):
         """prompt() still sets is_running before anything is pulled (lesson 8's rule): a second prompt() before the first run's first event raises RuntimeError."""
