@@ -278,6 +278,42 @@ class Lab1(_LabCase):
         self.assertEqual(got, "e3", f"the next append returned {got!r}; expected 'e3': the file "
                          "already had two lines, whoever wrote them.")
 
+    def test_replay_keeps_damage(self):
+        """replay() is the record, damage and all: an empty failed reply and a result whose call is not in the log come back exactly as they were appended."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        stray = lab.tool_result(lab.call("bash", {"command": "curl localhost"}, id="c9"),
+                                "curl: (7) Connection refused\n")
+        messages = [lab.user("Is the server up?"), lab.provider_error("503 overloaded"),
+                    lab.user("Try again."), stray, lab.say("It is down.")]
+        for number, message in enumerate(messages, 1):
+            self.append(ws, log, message, number)
+        replayed = log.replay()
+        self.assertEqual(replayed, messages,
+                         f"replay() gave {_shape(replayed)}; expected the five messages as "
+                         f"appended, {_shape(messages)}. replay() gives the record; what a "
+                         "request may not carry is left out by context_for_model, for each "
+                         "request, and never by the log.")
+
+    def test_only_message_entries(self):
+        """An entry whose type is not "message" is not part of the transcript: rows() and replay() pass it by, and it still counts as a line, so the next append gets the next number."""
+        name, noted = lab.user("My name is Ada."), lab.say("Noted.")
+        text = (json.dumps({"id": "e1", "type": "message", "message": name}) + "\n"
+                + json.dumps({"id": "e2", "type": "note", "text": "the user gave a name"})
+                + "\n" + json.dumps({"id": "e3", "type": "message", "message": noted}) + "\n")
+        ws = lab.Workspace({LOG: text})
+        log = harness.SessionLog(ws, LOG)
+        rows = [tuple(row) for row in log.rows()]
+        self.assertEqual(rows, [("e1", name), ("e3", noted)],
+                         f"rows() of a file whose line 2 is a note gave ids {[r[0] for r in rows]}; "
+                         "expected e1 and e3: (id, message) for each entry whose type is "
+                         "\"message\", and nothing for the others.")
+        self.assertEqual(log.replay(), [name, noted],
+                         f"replay() gave {_shape(log.replay())}; expected the two messages, U A.")
+        got = log.append_message(lab.user("What is my name?"))
+        self.assertEqual(got, "e4", f"the next append returned {got!r}; expected 'e4': the "
+                         "file has three lines, whatever their type.")
+
     def test_torn_tail(self):
         """The power went out halfway through line 5: entries(), rows() and replay() each raise an
         error naming "line 5", and append_message raises as well, leaving the file as it was.
