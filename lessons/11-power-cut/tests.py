@@ -680,6 +680,34 @@ class Lab2(_LabCase):
             self.fail(f"the second listener heard {len(second_heard)} events of the run's "
                       f"{len(events)}; expected each exactly once.")
 
+    def test_listeners_in_order(self):
+        """Listeners hear each event in the order they subscribed, the same function subscribed twice hears it twice, and one subscribed during a run hears every event after that."""
+        h, _, _ = _job(lab.Workspace())
+        heard = []
+        saver = lambda event: heard.append(("saver", event["type"]))
+        screen = lambda event: heard.append(("screen", event["type"]))
+        late = lambda event: heard.append(("late", event["type"]))
+        h.subscribe(saver)
+        h.subscribe(screen)
+        h.subscribe(screen)
+        run = lab.steps(h.prompt(JOB))
+        first = next(run)
+        try:
+            h.subscribe(late)
+        except Exception as error:
+            self.fail(f"h.subscribe() during a run raised {type(error).__name__}: {error}. Anyone "
+                      "may subscribe at any time; the new listener hears the events after it.")
+        events = [first] + _consume(run)
+        start = [who for who, kind in heard if kind == "agent_start"]
+        self.assertEqual(start, ["saver", "screen", "screen"],
+                         f"agent_start was heard by {start}; expected saver, screen, screen: the "
+                         "listeners in the order they subscribed, each subscription called once. "
+                         "Keep them in a list and append each new one at its end.")
+        late_heard = [kind for who, kind in heard if who == "late"]
+        self.assertEqual(len(late_heard), len(events) - 1,
+                         f"a listener subscribed after the first event heard {len(late_heard)} of "
+                         f"the {len(events) - 1} events that followed; expected all of them.")
+
     def test_undo_twice(self):
         """Two listeners on one harness, and the first one's undo is called twice: the second still
         hears the next run, the first hears none of it, and a listener on another harness hears
