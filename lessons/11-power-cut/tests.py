@@ -813,8 +813,9 @@ class Lab2(_LabCase):
                          "reply, still happened, and the record keeps it.")
 
     def test_flag_still_set_by_prompt(self):
-        """The rewritten _run keeps lesson 8's rule: prompt() sets is_running at once, so a second prompt() before the first run's first event raises RuntimeError."""
-        h, _, _ = _job(lab.Workspace())
+        """The rewritten _run, with a saver subscribed, keeps lesson 8's rule: prompt() sets is_running at once, so a second prompt() before the first run's first event raises RuntimeError."""
+        h, log, _ = _job(lab.Workspace())
+        self.subscribe(h, harness.persist_to(log))
         run = h.prompt(JOB)
         self.assertTrue(h.is_running,
                         "straight after h.prompt(), before any event is pulled, h.is_running is "
