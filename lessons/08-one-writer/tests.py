@@ -233,6 +233,34 @@ class Lab1(_LabCase):
             self.fail(f"after the failed run and the next one, h.messages is "
                       f"{_shape(h.messages)}; expected U A! U A.")
 
+    def test_failed_run_busy_until_exhausted(self):
+        """In a run that ends in a failed reply, is_running stays True at every event, the failed reply's message_end, turn_end and agent_end included, until the run is exhausted."""
+        h = self.build(lab.ScriptedModel([lab.provider_error("503 overloaded")]))
+        run = self.prompt(h, "Hi", "On a new harness")
+        try:
+            for event in run:
+                if h.is_running is not True:
+                    what = event.get("type") if isinstance(event, dict) else repr(event)
+                    self.fail(f"at the {what} event of a run whose reply failed, is_running is "
+                              f"{h.is_running!r}; expected True. The failed reply is not the end "
+                              "of the run: turn_end and agent_end still follow. Clear the flag "
+                              "after the loop, once every event has been yielded.")
+        except AssertionError:
+            raise
+        except Exception as error:
+            self.fail(f"pulling the run's events raised {type(error).__name__}: {error}")
+
+    def test_prompt_as_typed(self):
+        """The prompt goes into the transcript exactly as typed, spaces and line breaks included."""
+        h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
+        typed = "  Hi,\n  indented.  "
+        self.drive(self.prompt(h, typed, "On a new harness"), "On a new harness")
+        got = h.messages[0].get("content") if h.messages else None
+        if got != typed:
+            self.fail(f"the prompt {typed!r} went into the transcript as {got!r}. The harness "
+                      "owns the list; it does not edit what goes into it: pass the text on to "
+                      "run_agent as it came.")
+
     def test_messages_during_a_run(self):
         """h.messages read during a run is the transcript as it stands: at every message_end of a run with a tool call, the message announced is already the last of h.messages."""
         model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")), lab.say("Pong.")])
@@ -247,6 +275,11 @@ class Lab1(_LabCase):
                     continue
                 seen += 1
                 now = h.messages
+                if now and now[-1] is not event["message"] and now[-1] == event["message"]:
+                    self.fail(f"at the message_end of {lab.show([event['message']])}, h.messages "
+                              "ended on an equal copy of that message, not the message itself. "
+                              "A snapshot is a tuple of the same dicts: tuple(self._messages), "
+                              "no copy of each message.")
                 if not now or now[-1] is not event["message"]:
                     self.fail(f"at the message_end of {lab.show([event['message']])}, h.messages "
                               f"was {_shape(now)}; expected it to end on that message. Build the "

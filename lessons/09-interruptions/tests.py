@@ -202,6 +202,96 @@ class Lab1(unittest.TestCase):
                          "turn_end and turn_start; before it came "
                          f"{', '.join(kinds[max(0, follow - 2):follow])}.")
 
+    def test_steering_before_follow_ups(self):
+        """Steering and a follow-up both typed during a reply with no calls: the steering opens the next turn alone, and the follow-up goes in only after the model has answered it."""
+        typed = []
+
+        def typing(request):             # while the first call is out, the user types both
+            if not typed:
+                typed.append(True)
+                h.steer("Use spaces.")
+                h.follow_up("Now run the tests.")
+            return lab.say("Tabs.")
+        model = lab.ScriptedModel([typing, lab.say("Spaces."), lab.say("Tests pass.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        new = [_new_users(request) for request in model.calls]
+        self.assertEqual(new, [["Indent a.py."], ["Use spaces."], ["Now run the tests."]],
+                         "Each model call should bring one new user message: the prompt, then "
+                         "the steering, then the follow-up; they brought "
+                         f"{new}. Ask for follow-ups only when the turn had no calls and "
+                         "steering gave nothing: a correction is answered before the next job "
+                         "goes in.")
+        self.assertEqual(_shape(h.messages), "U A U A U A",
+                         f"Expected U A U A U A, got {_shape(h.messages)}.")
+
+    def test_queues_per_harness(self):
+        """Each Harness has its own two queues: a message steered into one harness, or queued as its follow-up, is taken by that harness's next run and never by another's."""
+        mine = harness.Harness(lab.ScriptedModel([lab.say("Spaces."), lab.say("Ran.")]),
+                               harness.SYSTEM, [])
+        other = harness.Harness(lab.ScriptedModel([lab.say("Hello."), lab.say("Extra.")]),
+                                harness.SYSTEM, [])
+        mine.steer("Use spaces.")
+        mine.follow_up("Now run the tests.")
+        self._drive(lambda: other.prompt("Hi."), sofar=lambda: other.messages,
+                    exhausted="Another harness's run took the messages queued on this one.")
+        self.assertEqual(_users(other.messages), ["Hi."],
+                         "A message steered into one harness reached another: its user messages "
+                         f"are {_users(other.messages)}. Make the two deques in __init__, on "
+                         "self; deques made once, on the class, are every harness's queues.")
+        self._drive(lambda: mine.prompt("Indent a.py."), sofar=lambda: mine.messages)
+        expected = ["Indent a.py.", "Use spaces.", "Now run the tests."]
+        self.assertEqual(_users(mine.messages), expected,
+                         f"The harness the messages were queued on should take them: its user "
+                         f"messages should be {expected}; they are {_users(mine.messages)}.")
+
+    def test_two_follow_ups_one_run(self):
+        """Two follow-ups queued during one run are both answered in that run, one turn each, oldest first, and the run ends once the queue is empty."""
+        model = lab.ScriptedModel([lab.say("Edited."), lab.say("Tests pass."), lab.say("Pushed.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+
+        def on_event(event):
+            if event["type"] == "agent_start":
+                h.follow_up("Now run the tests.")
+                h.follow_up("Then push.")
+        events = self._drive(lambda: h.prompt("Edit the file."), on_event,
+                             sofar=lambda: h.messages)
+        self.assertEqual(_users(h.messages), ["Edit the file.", "Now run the tests.", "Then push."],
+                         "Both follow-ups should be answered in the run, oldest first; the user "
+                         f"messages are {_users(h.messages)}.")
+        self.assertEqual(_shape(h.messages), "U A U A U A",
+                         f"Expected U A U A U A, one turn per follow-up, got {_shape(h.messages)}: "
+                         "ask for follow-ups again each time the run would end.")
+        kinds = [e["type"] for e in events]
+        self.assertEqual((kinds.count("agent_start"), kinds.count("agent_end")), (1, 1),
+                         "Both follow-ups belong to the one run: expected one agent_start and "
+                         f"one agent_end; the events were {' '.join(kinds)}.")
+
+    def test_every_user_message_announced(self):
+        """Each user message the loop is given is announced: the prompt and a message steered while idle each get a message_end of their own, after they are on h.messages."""
+        model = lab.ScriptedModel([lab.say("Spaces.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        h.steer("Use spaces.")
+        events = self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        said = [e["message"].get("content") for e in events
+                if e.get("type") == "message_end" and e["message"].get("role") == "user"]
+        self.assertEqual(said, ["Indent a.py.", "Use spaces."],
+                         f"The run announced the user messages {said}; expected a message_end for "
+                         "the prompt and one for 'Use spaces.'. Record every message the queue "
+                         "gives with its own message_end, or no frontend or saver hears it.")
+
+    def test_steering_costs_no_turn(self):
+        """A user message opens a turn but is not a model call: with max_turns=1, a prompt with steering waiting still gets its one model call."""
+        model = lab.ScriptedModel([lab.say("Spaces.")])
+        h = harness.Harness(model, harness.SYSTEM, [], max_turns=1)
+        h.steer("Use spaces.")
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        self.assertEqual((len(model.calls), _shape(h.messages)), (1, "U U A"),
+                         f"With max_turns=1 and steering waiting, the model was called "
+                         f"{len(model.calls)} time(s) and the record is {_shape(h.messages)}; "
+                         "expected one call and U U A. max_turns counts model calls, not the user "
+                         "messages that open a turn.")
+
     def test_busy_message(self):
         """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()") and queues nothing."""
         h = harness.Harness(lab.ScriptedModel([lab.say("Hello.")]), harness.SYSTEM, [])

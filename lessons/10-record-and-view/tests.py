@@ -173,6 +173,76 @@ class Lab1(_LabCase):
             self.fail(f"b has two recorded results, and view[3] is {said}; expected the first "
                       "one recorded: of two results for one call, the first wins.")
 
+    def test_half_answered_batch(self):
+        """A batch closed half way, U A[w1,w2] R(w1), gets a stand-in for w2 alone, right after the result recorded for w1."""
+        w1 = lab.call("write", {"path": "a.txt"}, id="w1")
+        w2 = lab.call("write", {"path": "b.txt"}, id="w2")
+        r1 = lab.tool_result(w1, "Successfully wrote to a.txt.")
+        record = [lab.user("Write both."), lab.reply(w1, w2), r1, lab.user("Still there?")]
+        view = self.repair(record)
+        if _shape(view) != "U A[w1,w2] R(w1) R(w2) U":
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[w1,w2] R(w1) R(w2) U. Every call needs its own result: one recorded "
+                      "result in a batch answers only its own call, and w2 still needs a stand-in.")
+        if view[2] is not r1 or view[3].get("content") != harness.INTERRUPTED:
+            self.fail(f"after the call come {_what(view[2])} and {_what(view[3])}; expected the "
+                      "result recorded for w1, then an INTERRUPTED stand-in for w2.")
+
+    def test_older_dangling_call(self):
+        """A call left dangling by an earlier interruption still gets its stand-in after later turns: U A[c1] U A[c2] R(c2) A U goes out with R(c1) after c1."""
+        c1 = lab.call("bash", {"command": "pytest"}, id="c1")
+        c2 = lab.call("read", {"path": "log.txt"}, id="c2")
+        record = [lab.user("Run the tests."), lab.reply(c1), lab.user("Read the log instead."),
+                  lab.reply(c2), lab.tool_result(c2, "all green"), lab.say("All green."),
+                  lab.user("Thanks.")]
+        view = self.repair(record)
+        if _shape(view) != "U A[c1] R(c1) U A[c2] R(c2) A U":
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[c1] R(c1) U A[c2] R(c2) A U. The call c1, left without a result two "
+                      "turns ago, is in every request from now on: look for unanswered calls in "
+                      "every assistant message, not just the newest, or the session is refused "
+                      "for good.")
+
+    def test_failed_reply_with_a_call(self):
+        """A failed reply that got words and a call out (lesson 5's delete) stays in the view, and its call goes out answered by INTERRUPTED: the model is told it may not have run."""
+        delete = lab.call("delete", {"path": "src"}, id="d1")
+        failed = {**lab.reply(lab.text("I'll clear out the old build first."), delete),
+                  "stop_reason": "error", "error_message": "connection reset mid-stream"}
+        record = [lab.user("Tidy up."), failed, lab.user("What happened?")]
+        before = copy.deepcopy(record)
+        view = self.repair(record, "context_for_model")
+        self.assert_unchanged(record, before, "context_for_model")
+        if _shape(view) != "U A![d1] R(d1) U":
+            self.fail(f"the record {_shape(record)} became the view {_shape(view)}; expected "
+                      "U A![d1] R(d1) U: the failed reply got words out, so it stays, and its "
+                      "call, which nobody ran, is answered by a stand-in like any other.")
+        if view[1] is not failed or view[2].get("content") != harness.INTERRUPTED:
+            self.fail(f"the view holds {_what(view[1])} then {_what(view[2])}; expected the "
+                      "failed reply itself, then an INTERRUPTED result for d1.")
+
+    def test_call_order_not_id_order(self):
+        """Results follow their calls in the order the reply asked, whatever the ids: a reply that asks for z1 and then a1 is answered z1, then a1."""
+        z1, a1 = lab.call("read", {"path": "z.py"}, id="z1"), lab.call("read", {"path": "a.py"}, id="a1")
+        rz, ra = lab.tool_result(z1, "Z = 26\n"), lab.tool_result(a1, "A = 1\n")
+        record = [lab.user("Read both."), lab.reply(z1, a1), ra, rz, lab.say("26 and 1.")]
+        view = self.repair(record)
+        if _shape(view) != "U A[z1,a1] R(z1) R(a1) A":
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[z1,a1] R(z1) R(a1) A: the results in the order of the calls in the "
+                      "message, not sorted by id.")
+
+    def test_error_result_kept(self):
+        """A recorded result marked is_error is kept where it belongs, the tool's own words, never replaced by a stand-in."""
+        c1 = lab.call("read", {"path": "gone.py"}, id="c1")
+        failed = {**lab.tool_result(c1, "File not found: gone.py"), "is_error": True}
+        record = [lab.user("Read gone.py."), lab.reply(c1), failed, lab.say("It is not there.")]
+        view = self.repair(record)
+        if _shape(view) != "U A[c1] R(c1) A" or view[2] is not failed:
+            said = _what(view[2]) if len(view) > 2 else "nothing"
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}, with {said} "
+                      "after the call; expected the recorded result itself, \"File not found: "
+                      "gone.py\". A result marked is_error is still the tool's answer: keep it.")
+
     def test_result_before_its_call(self):
         """A result recorded before its call is moved to just after the call, the very object, not made up."""
         a = lab.call("t", {"n": 1}, id="a")
@@ -311,11 +381,41 @@ class Lab1(_LabCase):
                 if getattr(made[-1], "gi_frame", getattr(made[-1], "ag_frame", None)) is not None:
                     self.fail(f"closed after {k} of {total} events, the run is closed but "
                               "run_agent's generator is still paused at its yield. In _run's "
-                              "finally, call run.close() on it: a close reaches only the "
-                              "generator the consumer holds, and the one inside waits until "
-                              "Python frees it, which may be much later or never.")
+                              "finally, call run.close() on it: a close reaches the generator "
+                              "the consumer holds, a for loop that re-yields does not pass it "
+                              "on, and the one inside waits until Python frees it, which may "
+                              "be much later or never.")
         finally:
             harness.run_agent = original
+
+    def test_failed_reply_with_only_a_call(self):
+        """A failed reply that got a call out and no words is not empty: it stays in the view, and its call is answered by INTERRUPTED."""
+        delete = lab.call("delete", {"path": "src"}, id="d1")
+        failed = {**lab.reply(delete), "stop_reason": "error", "error_message": "connection reset"}
+        record = [lab.user("Tidy up."), failed, lab.user("What happened?")]
+        view = self.repair(record, "context_for_model")
+        if _shape(view) != "U A![d1] R(d1) U":
+            self.fail(f"the record {_shape(record)} became the view {_shape(view)}; expected "
+                      "U A![d1] R(d1) U. A failed reply is left out only when its content is "
+                      "empty; a call is content, and the model must learn it asked for it.")
+
+    def test_flag_set_by_prompt(self):
+        """prompt() still sets is_running before anything is pulled (lesson 8's rule): a second prompt() before the first run's first event raises RuntimeError."""
+        h = harness.Harness(lab.ScriptedModel([lab.say("One."), lab.say("Two.")]),
+                            harness.SYSTEM, [])
+        run = h.prompt("First.")
+        if not h.is_running:
+            self.fail("straight after h.prompt(), before any event is pulled, h.is_running is "
+                      "False. Set the flag in prompt(), which runs at once, not in _run, whose "
+                      "body waits for the first next().")
+        try:
+            second = h.prompt("Second.")
+        except RuntimeError:
+            second = None
+        if second is not None:
+            self.fail("a second h.prompt() before the first run was pulled was accepted, so two "
+                      "runs could write one record. prompt() checks and sets the flag itself.")
+        lab.drive(run)
 
     def test_brakes_and_failures_still_hold(self):
         """The rewritten _run still passes on lesson 5's brake (max_turns=2 stops a model that never stops after two calls), lesson 4's failures as results (a tool that raises gives an is_error result), and lesson 9's queues (a follow-up is answered)."""

@@ -278,6 +278,42 @@ class Lab1(_LabCase):
         self.assertEqual(got, "e3", f"the next append returned {got!r}; expected 'e3': the file "
                          "already had two lines, whoever wrote them.")
 
+    def test_replay_keeps_damage(self):
+        """replay() is the record, damage and all: an empty failed reply and a result whose call is not in the log come back exactly as they were appended."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        stray = lab.tool_result(lab.call("bash", {"command": "curl localhost"}, id="c9"),
+                                "curl: (7) Connection refused\n")
+        messages = [lab.user("Is the server up?"), lab.provider_error("503 overloaded"),
+                    lab.user("Try again."), stray, lab.say("It is down.")]
+        for number, message in enumerate(messages, 1):
+            self.append(ws, log, message, number)
+        replayed = log.replay()
+        self.assertEqual(replayed, messages,
+                         f"replay() gave {_shape(replayed)}; expected the five messages as "
+                         f"appended, {_shape(messages)}. replay() gives the record; what a "
+                         "request may not carry is left out by context_for_model, for each "
+                         "request, and never by the log.")
+
+    def test_only_message_entries(self):
+        """An entry whose type is not "message" is not part of the transcript: rows() and replay() pass it by, and it still counts as a line, so the next append gets the next number."""
+        name, noted = lab.user("My name is Ada."), lab.say("Noted.")
+        text = (json.dumps({"id": "e1", "type": "message", "message": name}) + "\n"
+                + json.dumps({"id": "e2", "type": "note", "text": "the user gave a name"})
+                + "\n" + json.dumps({"id": "e3", "type": "message", "message": noted}) + "\n")
+        ws = lab.Workspace({LOG: text})
+        log = harness.SessionLog(ws, LOG)
+        rows = [tuple(row) for row in log.rows()]
+        self.assertEqual(rows, [("e1", name), ("e3", noted)],
+                         f"rows() of a file whose line 2 is a note gave ids {[r[0] for r in rows]}; "
+                         "expected e1 and e3: (id, message) for each entry whose type is "
+                         "\"message\", and nothing for the others.")
+        self.assertEqual(log.replay(), [name, noted],
+                         f"replay() gave {_shape(log.replay())}; expected the two messages, U A.")
+        got = log.append_message(lab.user("What is my name?"))
+        self.assertEqual(got, "e4", f"the next append returned {got!r}; expected 'e4': the "
+                         "file has three lines, whatever their type.")
+
     def test_torn_tail(self):
         """The power went out halfway through line 5: entries(), rows() and replay() each raise an
         error naming "line 5", and append_message raises as well, leaving the file as it was.
@@ -301,6 +337,20 @@ class Lab1(_LabCase):
         log = harness.SessionLog(lab.Workspace({LOG: torn_inside}), LOG)
         self.assert_torn("entries() on a file of 4 lines whose line 2 is torn", log.entries, 2)
 
+    def test_torn_inside_refuses_append(self):
+        """Torn at line 2 of 4 (the file still ends in a newline): append_message raises the error naming "line 2" and writes nothing."""
+        middle = [_line(n) for n in range(1, 5)]
+        torn_inside = middle[0] + middle[1][:len(middle[1]) // 2] + "\n" + middle[2] + middle[3]
+        ws = lab.Workspace({LOG: torn_inside})
+        log = harness.SessionLog(ws, LOG)
+        writes = len(ws.writes)
+        self.assert_torn("append_message on a file of 4 lines whose line 2 is torn",
+                         lambda: log.append_message(lab.user("Carry on.")), 2)
+        self.assertEqual((ws.read_text(LOG), ws.writes[writes:]), (torn_inside, []),
+                         "append_message wrote to a file whose line 2 is not a complete entry. "
+                         "Refuse by reading every line, through entries(), before writing: a "
+                         "file that ends in a newline can still be torn inside.")
+
     def test_blank_line(self):
         """A blank line between two entries is not a complete log entry either: entries() raises the same error, naming that line."""
         ws = lab.Workspace({LOG: _line(1) + "\n" + _line(2)})
@@ -309,6 +359,7 @@ class Lab1(_LabCase):
 
     def test_dangling_call(self):
         """The log ends on a tool call that never got its result (kill -9). On the rebooted disk,
+        replay() gives the two logged messages as they are, U A[c1], and writes nothing;
         Harness(..., messages=log.replay()) answers the next prompt, and the model is sent the
         whole earlier session."""
         ws = lab.Workspace()
@@ -320,6 +371,17 @@ class Lab1(_LabCase):
 
         disk = ws.reboot()
         log = harness.SessionLog(disk, LOG)
+        since = len(disk.writes)
+        replayed = log.replay()
+        self.assertEqual(replayed, earlier,
+                         f"replay() of a log that ends on a dangling call gave {_shape(replayed)}; "
+                         "expected the two logged messages as they are, U A[c1]. replay() reads "
+                         "back what happened; the stand-in for c1 is made for each request by "
+                         "context_for_model, and never enters the record.")
+        self.assertEqual(disk.writes[since:], [],
+                         f"replay() wrote to the disk: {disk.writes[since:]}. Reading the log "
+                         "never mends it: a stand-in result in the file would claim a result "
+                         "nobody ever had.")
         answer = lab.say("I can't tell whether the tests ran. Shall I run them?")
         model = lab.ScriptedModel([answer])
         bash = harness.make_bash_tool(lab.Shell(disk))
@@ -591,6 +653,61 @@ class Lab2(_LabCase):
             self.fail(f"the second listener heard {len(second_heard)} events; expected only the "
                       "one during which it was taken off, and none after.")
 
+    def test_unsubscribe_earlier(self):
+        """A listener that unsubscribes one subscribed before it: that one still hears the event, and the one that did it hears it exactly once."""
+        h, _, _ = _job(lab.Workspace())
+        first_heard, second_heard = [], []
+
+        def second(event):
+            second_heard.append(event)
+            if event["type"] == "agent_start":
+                undo_first()
+
+        undo_first = self.subscribe(h, first_heard.append)
+        h.subscribe(second)
+        events = _consume(h.prompt(JOB))
+        if not events:
+            self.fail("the run yielded no events.")
+        start = events[0]
+        heard_first = sum(e is start for e in first_heard)
+        heard_second = sum(e is start for e in second_heard)
+        if (heard_first, heard_second) != (1, 1):
+            self.fail(f"during agent_start the second listener took the first one off; the first "
+                      f"heard agent_start {heard_first} time(s) and the second {heard_second}; "
+                      "expected once each. Walk a copy of the listener list, in the order they "
+                      "subscribed, made before anyone is called.")
+        if len(second_heard) != len(events):
+            self.fail(f"the second listener heard {len(second_heard)} events of the run's "
+                      f"{len(events)}; expected each exactly once.")
+
+    def test_listeners_in_order(self):
+        """Listeners hear each event in the order they subscribed, the same function subscribed twice hears it twice, and one subscribed during a run hears every event after that."""
+        h, _, _ = _job(lab.Workspace())
+        heard = []
+        saver = lambda event: heard.append(("saver", event["type"]))
+        screen = lambda event: heard.append(("screen", event["type"]))
+        late = lambda event: heard.append(("late", event["type"]))
+        h.subscribe(saver)
+        h.subscribe(screen)
+        h.subscribe(screen)
+        run = lab.steps(h.prompt(JOB))
+        first = next(run)
+        try:
+            h.subscribe(late)
+        except Exception as error:
+            self.fail(f"h.subscribe() during a run raised {type(error).__name__}: {error}. Anyone "
+                      "may subscribe at any time; the new listener hears the events after it.")
+        events = [first] + _consume(run)
+        start = [who for who, kind in heard if kind == "agent_start"]
+        self.assertEqual(start, ["saver", "screen", "screen"],
+                         f"agent_start was heard by {start}; expected saver, screen, screen: the "
+                         "listeners in the order they subscribed, each subscription called once. "
+                         "Keep them in a list and append each new one at its end.")
+        late_heard = [kind for who, kind in heard if who == "late"]
+        self.assertEqual(len(late_heard), len(events) - 1,
+                         f"a listener subscribed after the first event heard {len(late_heard)} of "
+                         f"the {len(events) - 1} events that followed; expected all of them.")
+
     def test_undo_twice(self):
         """Two listeners on one harness, and the first one's undo is called twice: the second still
         hears the next run, the first hears none of it, and a listener on another harness hears
@@ -679,6 +796,41 @@ class Lab2(_LabCase):
                          "expected it answered and logged in the same run, U A U A. Pass "
                          "get_follow_ups (and get_steering) on to run_agent from _run.")
 
+    def test_repeated_and_empty_saved(self):
+        """A message equal to one already saved ("Again." asked twice, answered the same) and an empty failed reply are each saved as lines of their own: the log replays exactly the record."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        model = lab.ScriptedModel([lab.say("Same."), lab.say("Same."),
+                                   lab.provider_error("503 overloaded")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        h.subscribe(harness.persist_to(log))
+        for prompt in ("Again.", "Again.", "Once more."):
+            _consume(h.prompt(prompt))
+        self.assertEqual(log.replay(), list(h.messages),
+                         f"the log replays {_shape(log.replay())} but the record is "
+                         f"{_shape(h.messages)}. Every message_end is one new line, whatever the "
+                         "message says: one equal to an earlier message, or an empty failed "
+                         "reply, still happened, and the record keeps it.")
+
+    def test_flag_still_set_by_prompt(self):
+        """The rewritten _run, with a saver subscribed, keeps lesson 8's rule: prompt() sets is_running at once, so a second prompt() before the first run's first event raises RuntimeError."""
+        h, log, _ = _job(lab.Workspace())
+        self.subscribe(h, harness.persist_to(log))
+        run = h.prompt(JOB)
+        self.assertTrue(h.is_running,
+                        "straight after h.prompt(), before any event is pulled, h.is_running is "
+                        "False. Keep setting the flag in prompt(), which runs at once, not in "
+                        "_run, whose body waits for the first next().")
+        try:
+            h.prompt("And again.")
+        except RuntimeError:
+            pass
+        else:
+            self.fail("a second h.prompt() before the first run was pulled was accepted, so two "
+                      "runs could write one record and one log. prompt() checks and sets the "
+                      "flag itself.")
+        _consume(run)
+
     def test_listener_raises(self):
         """A listener raises OSError("disk full") at the first message_end: the error reaches the
         run's consumer, the harness is idle again, and the next prompt is accepted."""
@@ -711,6 +863,29 @@ class Lab2(_LabCase):
         except RuntimeError as error:
             self.fail(f"the next prompt raised RuntimeError: {error}; expected it accepted.")
         self.assert_answered(h, "after the listener's error, the next prompt ran, and")
+
+    def test_listener_error_before_handover(self):
+        """A listener raises at the first message_end: the consumer is never handed that message_end; the error comes in its place."""
+        h, _, _ = _job(lab.Workspace())
+        raised = []
+
+        def full_disk(event):
+            if event["type"] == "message_end" and not raised:
+                raised.append(event)
+                raise OSError("disk full")
+
+        h.subscribe(full_disk)
+        handed = []
+        try:
+            for event in lab.steps(h.prompt(JOB)):
+                handed.append(event)
+        except OSError:
+            pass
+        if raised and any(e is raised[0] for e in handed):
+            self.fail("the listener raised OSError('disk full') on a message_end, and the "
+                      "consumer was still handed that message_end. A consumer that closes the "
+                      "run there never hears the error. Let it out of _notify at once, before "
+                      "the yield: hold nothing back.")
 
     def test_torn_log_stops_run(self):
         """The session file ends in a torn line, so the log refuses every append. With
