@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, code, course as course_stage, names, offline, rules, search, source as source_stage, tau, wrong
+from . import cells, code, course as course_stage, mutants, names, offline, rules, search, source as source_stage, tau, wrong
 from .labs import Labs
 from .project import Project
 from .render import Renderer
@@ -74,7 +74,8 @@ def _cells_key(parsed, reference: str) -> str:
 
 
 def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
-    """The book's rules (rules.py) on every written page, its wrong designs, and the Tau lock."""
+    """The book's rules (rules.py) on every written page, its wrong designs and equivalent mutants
+    (read and checked; the mutation pass itself is `build.py mutants`), and the Tau lock."""
     cited: dict[str, list[tuple[str, int]]] = {}
     for page_id, parsed in sources.items():
         page = parsed.page
@@ -83,6 +84,7 @@ def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
             ids = {test_id for test_id, _, _ in labs.sentences(page)}
             designs = wrong.load(project, page, ids)
             wrong.check_applies(project, page, designs, labs.stages.solution)
+            mutants.load_equivalents(project, page)     # a malformed mutants.yaml stops here
             missing = [k for k in range(1, len(page.labs) + 1) if k not in {d.lab for d in designs}]
         rules.check(parsed, rules.Around(project.room(page), tuple(missing)))
         for citation in parsed.model.citations:

@@ -178,3 +178,16 @@ def test_the_command_names_a_page_that_does_not_exist():
     assert done.returncode == 1
     assert done.stderr == "lessons/course.yaml: there is no page 42 in the course\n"
     assert "Traceback" not in done.stderr
+
+
+def test_the_build_stops_at_a_malformed_mutants_yaml(tmp_path):
+    root = tmp_path / "book"
+    shutil.copytree(FIXTURE, root)
+    (root / "lessons" / "01-hello" / "mutants.yaml").write_text("- lab: 1\n  change: x\n",
+                                                              encoding="utf-8")
+    done = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root),
+                           "--no-assets", "--out", str(tmp_path / "out")],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.startswith("lessons/01-hello/mutants.yaml:1: an equivalent mutant needs why:")
+    assert "Traceback" not in done.stderr
