@@ -1626,16 +1626,19 @@ class JsonRenderer:
 # FinalTextRenderer() is the frontend for `> answer.txt`: only the answer, nothing while the run
 # goes on. render(event) prints nothing; it keeps the message of the newest message_end whose
 # message is an assistant's. finish() then
-#   - prints text_of that message and returns True, or
 #   - if it failed (stop_reason "error"), prints f"Error: {its error_message}" and returns False
-#   - if there was none, prints nothing and returns False
+#   - if there was none, or it asks for tools (the run was left before its answer), prints
+#     nothing and returns False
+#   - otherwise it is the answer: prints text_of it and returns True
 #@ code
 
 
 class FinalTextRenderer:
-    """Only the answer, for `> answer.txt`: nothing is printed while the run goes on. finish()
-    prints the text of the last assistant message and returns True; if that message failed
-    (stop_reason "error") it prints "Error: <its error_message>" instead and returns False."""
+    """Only the answer, for `> answer.txt`: nothing is printed while the run goes on. The answer
+    is the newest assistant message, if it asks for no tools. finish() prints its text and
+    returns True; if that message failed (stop_reason "error") it prints "Error: <its
+    error_message>" instead and returns False. A run left before its answer (the newest reply
+    asked for tools, or there was none) gets nothing printed and False: it did not end well."""
 
     def __init__(self):
         self.last = None  # the newest assistant message seen so far
@@ -1649,6 +1652,8 @@ class FinalTextRenderer:
             return False
         if self.last["stop_reason"] == "error":
             print(f"Error: {self.last['error_message']}")
+            return False
+        if tool_calls(self.last):    # it asked for tools: the consumer left before the answer
             return False
         print(text_of(self.last))
         return True

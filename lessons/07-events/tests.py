@@ -297,6 +297,58 @@ class Lab1(unittest.TestCase):
                          f"{self.stderr!r}) and returned {ok!r}; expected nothing and False: "
                          "a frontend that saw no answer cannot vouch for the run")
 
+    def test_final_text_renderer_run_left(self):
+        """A run its consumer left before the answer has none: stopped at the first tool_execution_start after the reply "Let me check the config." and its call, or just after that call's result, finish() prints nothing and returns False."""
+        for stop_at, what in (("tool_execution_start", "at the first tool_execution_start"),
+                              ("toolResult", "just after the call's result")):
+            call = lab.call("ping", {}, id="p1")
+            model = lab.ScriptedModel([lab.reply(lab.text("Let me check the config."), call),
+                                       lab.say("It said pong.")])
+            frontend, _ = self._call(harness.FinalTextRenderer)
+            run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Ping it."))
+
+            def show_until_left():
+                for event in run:
+                    frontend.render(event)
+                    message = event.get("message") or {}
+                    if event["type"] == stop_at or message.get("role") == stop_at:
+                        break            # the user pressed q
+            self._call(show_until_left)
+            try:
+                ok, printed = self._call(frontend.finish)
+            except AssertionError as failure:
+                self.fail(f"with the consumer gone {what}, {failure}: keep only the message of "
+                          "an assistant's message_end (a toolResult has no stop_reason)")
+            self.assertEqual((printed, self.stderr, ok), ("", "", False),
+                             f"with the consumer gone {what}, finish() printed {printed!r} "
+                             f"(stderr {self.stderr!r}) and returned {ok!r}; expected nothing "
+                             "and False: the newest reply asked for a tool, so it is not the "
+                             "answer, and a run left before its answer did not end well")
+
+    def test_stop_is_a_turn(self):
+        """A max_turns stop is a turn of its own, announced like any reply: with max_turns=1 a runaway's run ends turn_end, turn_start, message_end (the stop), turn_end, agent_end; with max_turns=0 the model is never called and the run is agent_start, turn_start, message_end (prompt), message_end (the stop), turn_end, agent_end."""
+        want = {1: ["turn_end", "turn_start", "message_end", "turn_end", "agent_end"],
+                0: ["agent_start", "turn_start", "message_end", "message_end", "turn_end",
+                    "agent_end"]}
+        for limit, tail in want.items():
+            model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1"))] * 3)
+            events, messages = self._run(model, [_echo([])], f"with max_turns={limit} and a "
+                                         "runaway", max_turns=limit)
+            self.assertEqual(len(model.calls), limit,
+                             f"with max_turns={limit} the model was called {len(model.calls)} "
+                             f"time(s); expected {limit}: the turn that would be number "
+                             f"{limit + 1} calls nothing, its reply is the error message")
+            types = _types(events)
+            if types[-len(tail):] != tail:
+                self.fail(f"with max_turns={limit} the run ended {' '.join(types[-len(tail):])}; "
+                          f"expected {' '.join(tail)}: the stop opens a turn of its own, and its "
+                          "error message is that turn's reply, with its message_end")
+            last_end = [e for e in events if e["type"] == "message_end"][-1].get("message")
+            self.assertIs(last_end, messages[-1] if messages else None,
+                          f"with max_turns={limit} the last message_end carried "
+                          f"{lab.show([last_end or {}])}, not the stop on your list: announce "
+                          "the stop like any message")
+
     def test_brake_still_holds(self):
         """Lesson 5's brake still holds: with max_turns=2 a model that never stops asking is called twice and the run ends on "Agent stopped after max_turns=2"; an answer in the second allowed turn ends the run well; without max_turns a run of three model calls is not cut short."""
         ping = lab.call("ping", {}, id="p1")
