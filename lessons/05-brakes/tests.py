@@ -11,6 +11,7 @@ later lessons (where run_agent becomes a generator of events) pass these tests t
 that escapes run_agent is caught here and reported as a plain failure with a sentence: a stop that
 raises is the mistake this lab is about, not a crash of the test.
 """
+import inspect
 import unittest
 
 import harness
@@ -130,7 +131,14 @@ class Lab1(unittest.TestCase):
                          f"max_turns=0\"); it is {messages[-1]}")
 
     def test_no_limit_by_default(self):
-        """Without max_turns a run goes on as long as the model asks: 30 rounds of tools, then the answer, and no message is marked failed."""
+        """max_turns defaults to None, no limit: without it a run goes on as long as the model asks, 30 rounds of tools, then the answer, and no message is marked failed."""
+        try:
+            default = inspect.signature(harness.run_agent).parameters["max_turns"].default
+        except (KeyError, TypeError, ValueError):
+            self.fail("run_agent should take a keyword argument max_turns=None")
+        self.assertIs(default, None,
+                      f"run_agent's max_turns defaults to {default!r}; it should default to "
+                      "None, no limit: only the caller knows how big its job is")
         runs = []
         model = lab.ScriptedModel([_runaway] * 30 + [lab.say("Done.")])
         messages = self._run(model, [_counter(runs)], what="a runaway")
