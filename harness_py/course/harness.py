@@ -294,8 +294,9 @@ def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #   - offset or limit below 1: ValueError("offset and limit must be 1 or more")
 #   - no such file: FileNotFoundError(f"File not found: {path}. Files here: {names}"), the names
 #     being ws.listdir(".") joined with ", ". An error is a result too, so the list keeps to
-#     the budget: as many names as truncate_head keeps of them, one a line, and, if some are
-#     left out, f" and {left} more" after the last one shown
+#     the budget, measured as it is sent: as many names, from the first, as keep the joined
+#     list within max_bytes bytes of UTF-8 and max_lines names, and, if some are left out,
+#     f" and {left} more" after the last one shown
 #   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
 #     f"{n} lines"). Offset 1 of an empty file is not past it: it returns ""
 #   - otherwise the wanted lines through truncate_head. If lines of the file are left after the
@@ -316,8 +317,12 @@ def make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
         if offset < 1 or (limit is not None and limit < 1):
             raise ValueError("offset and limit must be 1 or more")
         if not ws.exists(path):
-            names = ws.listdir(".")
-            _, shown = truncate_head("".join(f"{name}\n" for name in names), max_lines, max_bytes)
+            names, shown, size = ws.listdir("."), 0, 0
+            for name in names:          # the list as it is sent: ", " before all but the first
+                size += len(name.encode()) + (2 if shown else 0)
+                if shown == max_lines or size > max_bytes:
+                    break
+                shown += 1
             more = f" and {len(names) - shown} more" if shown < len(names) else ""
             raise FileNotFoundError(
                 f"File not found: {path}. Files here: {', '.join(names[:shown])}{more}")

@@ -218,16 +218,62 @@ class Lab1(_Case):
         self.error(read, {"path": "a.py", "offset": 3}, "offset 3 is past the end of a.py: 2 lines",
                    "a read of the 2-line a.py with offset 3")
 
+    def test_read_refuses_below_one(self):
+        """Below 1 is below 1, not only 0: offset -1 and limit -1 are errors, "offset and limit must be 1 or more", and not a slice from the end of the file."""
+        ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        self.error(read, {"path": "a.py", "offset": -1}, "offset and limit must be 1 or more",
+                   "a read with offset -1 (check offset < 1, not offset == 0: Python would "
+                   "read -1 as the last line)")
+        self.error(read, {"path": "a.py", "limit": -1}, "offset and limit must be 1 or more",
+                   "a read with limit -1 (check limit < 1, not limit == 0)")
+
+    def test_read_keeps_its_own_budget(self):
+        """read keeps the budget it was made with: make_read_tool(ws, max_lines=10) reads a 30-line file as lines 1 to 10 and "[Showing lines 1-10 of 30. Use offset=11 to continue.]"."""
+        ws = lab.Workspace({"thirty.txt": _numbered(30)})
+        read = self.tool("make_read_tool(ws, max_lines=10)", harness.make_read_tool, ws,
+                         max_lines=10)
+        self.same(self.ordinary(read, {"path": "thirty.txt"}, "read of thirty.txt"),
+                  _numbered(10) + "[Showing lines 1-10 of 30. Use offset=11 to continue.]",
+                  "read of the 30-line thirty.txt by make_read_tool(ws, max_lines=10) (pass the "
+                  "tool's own max_lines and max_bytes to truncate_head, not MAX_LINES)")
+
+    def test_read_last_line_without_newline(self):
+        """A last line with no newline is a line: in "A = 1\nB = 2", 2 lines, offset 2 reads "B = 2", offset=1, limit=1 says "of 2. Use offset=2", and offset 3 is past the end, "offset 3 is past the end of a.py: 2 lines"."""
+        ws = lab.Workspace({"a.py": "A = 1\nB = 2"})
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        what = "of a.py, \"A = 1\\nB = 2\" (count lines with splitlines, not newlines)"
+        self.same(self.ordinary(read, {"path": "a.py", "offset": 2}, f"the read with offset 2 {what}"),
+                  "B = 2", f"the read with offset 2 {what}")
+        self.same(self.ordinary(read, {"path": "a.py", "limit": 1}, f"the read with limit 1 {what}"),
+                  "A = 1\n[Showing lines 1-1 of 2. Use offset=2 to continue.]",
+                  f"the read with limit 1 {what}")
+        self.error(read, {"path": "a.py", "offset": 3}, "offset 3 is past the end of a.py: 2 lines",
+                   f"a read with offset 3 {what}")
+
+    def test_read_note_names_what_was_shown(self):
+        """When the byte budget cuts inside a limit, the note names the last line shown: ten 30-byte lines, max_bytes=100, offset=2, limit=5 give lines 2-4 and "[Showing lines 2-4 of 10. Use offset=5 to continue.]"."""
+        line = "%-29s\n"
+        ws = lab.Workspace({"wide.txt": "".join(line % f"row {k}" for k in range(1, 11))})
+        read = self.tool("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+                         max_bytes=100)
+        self.same(self.ordinary(read, {"path": "wide.txt", "offset": 2, "limit": 5},
+                                "read of wide.txt"),
+                  "".join(line % f"row {k}" for k in range(2, 5))
+                  + "[Showing lines 2-4 of 10. Use offset=5 to continue.]",
+                  "read of wide.txt, ten 30-byte lines, max_bytes=100, offset=2, limit=5 (the "
+                  "note counts the lines truncate_head kept, not the limit asked for)")
+
     def test_missing_file_keeps_to_the_budget(self):
-        """The list of files in "File not found" keeps to the budget too: in a folder of 30 files, with max_bytes=40, it names the five that fit ("f01.txt" to "f05.txt") and ends " and 25 more"; with max_lines=3, three names and " and 27 more"."""
+        """The list of files in "File not found" keeps to the budget, measured as it is sent: in a folder of 30 files, with max_bytes=40, "f01.txt, f02.txt, f03.txt, f04.txt" (34 bytes; a fifth name would make 43) and " and 26 more"; with max_lines=3, three names and " and 27 more"."""
         ws = lab.Workspace({f"f{k:02d}.txt": "" for k in range(1, 31)})
         read = self.tool("make_read_tool(ws, max_bytes=40)", harness.make_read_tool, ws,
                          max_bytes=40)
-        names = ", ".join(f"f{k:02d}.txt" for k in range(1, 6))
+        names = ", ".join(f"f{k:02d}.txt" for k in range(1, 5))
         self.error(read, {"path": "g.txt"},
-                   f"File not found: g.txt. Files here: {names} and 25 more",
-                   "a read of the missing g.txt among 30 files, max_bytes=40 (eight bytes a name, "
-                   "newline included, as truncate_head counts them)")
+                   f"File not found: g.txt. Files here: {names} and 26 more",
+                   "a read of the missing g.txt among 30 files, max_bytes=40 (seven bytes a name "
+                   "and two for each \", \" between them: the list as it is sent)")
         read = self.tool("make_read_tool(ws, max_lines=3)", harness.make_read_tool, ws,
                          max_lines=3)
         self.error(read, {"path": "g.txt"},
@@ -320,6 +366,18 @@ class Lab2(_Case):
         self.status_on_its_own_line(content, want, "the result of cat missing.txt")
         self.same(content, want, "the result of cat missing.txt")
 
+    def test_bash_any_exit_code(self):
+        """Every exit code but 0 gets its status line: "pytets" ends "Command exited with code 127", and "exit 2", which prints nothing, comes back as "\nCommand exited with code 2"."""
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        content = self.ordinary(bash, {"command": "pytets"}, "pytets, a command not found,")
+        if not content.endswith("\nCommand exited with code 127"):
+            self.fail(f"the result of pytets ends {_clip(content[-40:])}; expected it to end "
+                      "\"\\nCommand exited with code 127\": the status line goes on for every "
+                      "exit code that is not 0")
+        self.same(self.ordinary(bash, {"command": "exit 2"}, "exit 2"),
+                  "\nCommand exited with code 2",
+                  "the result of exit 2 (a status line for every code that is not 0)")
+
     def test_bash_keeps_the_end(self):
         """"seq 1 5000" comes back as lines 3001 to 5000, then "[Showing the last 2000 of 5000 lines. Narrow the command for more.]"."""
         bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
@@ -365,6 +423,16 @@ class Lab2(_Case):
         self.same(self.ordinary(write, {"path": "a.py", "content": "A = 1\n"}, "a good write"),
                   "Successfully wrote to a.py.", "the result of a good write")
         self.same(ws.read_text("a.py"), "A = 1\n", "a.py after a good write")
+
+    def test_write_checks_its_path(self):
+        """A write call with no path is answered "path must be a string", is_error True, and writes nothing."""
+        ws = lab.Workspace()
+        write = self.tool("make_write_tool(ws)", harness.make_write_tool, ws)
+        self.error(write, {"content": "A = 1\n"}, "path must be a string",
+                   "a write call with no path (read it with str_arg too)")
+        if ws.listdir("."):
+            self.fail(f"a write call with no path should write nothing; the folder holds "
+                      f"{ws.listdir('.')}")
 
     def test_bash_describes_its_budget(self):
         """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines"."""
