@@ -172,7 +172,8 @@ def run_tool(tools, call):
 #   - a tool that raises: the result's content is str(exception), and is_error is True
 #   - no tool of that name: content f"Tool {name} not found", is_error True
 #   - otherwise what execute returned, is_error False
-# Catch Exception, not BaseException: Ctrl-C is not the tool's news. run_tool never raises
+# Catch Exception, not BaseException: Ctrl-C, sys.exit() and lab.PowerCut are not the tool's
+# news, and go straight through (run_agent does not catch them either). run_tool never raises
 # Exception. Tools just raise; this is the one place that turns a failure into a result.
 #@ code
 
