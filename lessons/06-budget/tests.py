@@ -171,22 +171,29 @@ class Lab1(_Case):
         self.cut("truncate_head", "short\n" + "x" * 40 + "\nok\n", ("short\n", 1), max_bytes=20)
 
     def test_read_small_file(self):
-        """read of a small file returns all of it, exactly, and offset=2, limit=1 returns only line 2, followed by "[Showing lines 2-2 of 3. Use offset=3 to continue.]"."""
+        """read of a small file returns all of it, exactly, and so does limit=3, with no note; offset=2, limit=1 returns only line 2, followed by "[Showing lines 2-2 of 3. Use offset=3 to continue.]"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
         read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.same(self.ordinary(read, {"path": "a.py"}, "read of a.py"),
                   "A = 1\nB = 2\nC = 3\n", "read of the 3-line a.py")
+        self.same(self.ordinary(read, {"path": "a.py", "limit": 3}, "read of a.py, limit=3"),
+                  "A = 1\nB = 2\nC = 3\n",
+                  "read of the 3-line a.py with limit=3 (no note: no line of the file is left)")
         self.same(self.ordinary(read, {"path": "a.py", "offset": 2, "limit": 1}, "read of a.py"),
                   "B = 2\n[Showing lines 2-2 of 3. Use offset=3 to continue.]",
                   "read of a.py with offset=2, limit=1")
 
     def test_read_big_file(self):
-        """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and offset=4001 returns the last 1000 lines and no note."""
+        """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and so does limit=3000, since a limit never lifts the budget; offset=4001 returns the last 1000 lines and no note."""
         ws = lab.Workspace({"big.txt": _numbered(5000)})
         read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.same(self.ordinary(read, {"path": "big.txt"}, "read of big.txt"),
                   _numbered(2000) + "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]",
                   "read of the 5000-line big.txt")
+        self.same(self.ordinary(read, {"path": "big.txt", "limit": 3000}, "read of big.txt"),
+                  _numbered(2000) + "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]",
+                  "read of the 5000-line big.txt with limit=3000 (the limit picks lines; the "
+                  "budget still caps them)")
         self.same(self.ordinary(read, {"path": "big.txt", "offset": 4001}, "read of big.txt"),
                   _numbered(5000, first=4001), "read of big.txt with offset=4001")
 
@@ -322,7 +329,7 @@ class Lab1(_Case):
                   "read of b.js at offset=2, whose last line, line 2, is 201 bytes")
 
     def test_read_describes_its_budget(self):
-        """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says "10 lines" and "50000 bytes"."""
+        """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says "10 lines" and "50000 bytes", and make_read_tool(ws, max_bytes=300) says "300 bytes"."""
         read = self.tool("make_read_tool(ws, max_lines=10)", harness.make_read_tool,
                          lab.Workspace(), max_lines=10)
         if (read.get("name"), read.get("parameters", {}).get("required")) != ("read", ["path"]):
@@ -333,6 +340,11 @@ class Lab1(_Case):
             if words not in read.get("description", ""):
                 self.fail(f"the description should say {words!r}: "
                           f"{_clip(read.get('description'), 200)}")
+        read = self.tool("make_read_tool(ws, max_bytes=300)", harness.make_read_tool,
+                         lab.Workspace(), max_bytes=300)
+        if "300 bytes" not in read.get("description", ""):
+            self.fail("the description of make_read_tool(ws, max_bytes=300) should say '300 "
+                      f"bytes', the tool's own budget: {_clip(read.get('description'), 200)}")
 
 
 # ----------------------------------------------------------------------------------------- lab 2
@@ -377,6 +389,24 @@ class Lab2(_Case):
         self.same(self.ordinary(bash, {"command": "exit 2"}, "exit 2"),
                   "\nCommand exited with code 2",
                   "the result of exit 2 (a status line for every code that is not 0)")
+
+    def test_bash_counts_every_line(self):
+        """bash counts every line of the output, a last one with no newline too: "cat abc.txt" of "a\nb\nc" with max_lines=2 gives "b\nc", then "[Showing the last 2 of 3 lines. Narrow the command for more.]"; a shell that reports code -9 gets "Command exited with code -9"."""
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace({"abc.txt": "a\nb\nc"})), max_lines=2)
+        self.same(self.ordinary(bash, {"command": "cat abc.txt"}, "cat abc.txt"),
+                  "b\nc\n[Showing the last 2 of 3 lines. Narrow the command for more.]",
+                  "the result of cat abc.txt, \"a\\nb\\nc\", with max_lines=2 (count lines with "
+                  "splitlines, not newlines)")
+
+        class Killed:
+            def run(self, command):
+                return "Killed\n", -9
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, Killed())
+        self.same(self.ordinary(bash, {"command": "sleep 99"}, "a command killed by a signal"),
+                  "Killed\n\nCommand exited with code -9",
+                  "the result of a command the shell reports as code -9 (every code but 0 gets "
+                  "its status line)")
 
     def test_bash_keeps_the_end(self):
         """"seq 1 5000" comes back as lines 3001 to 5000, then "[Showing the last 2000 of 5000 lines. Narrow the command for more.]"."""
@@ -435,7 +465,7 @@ class Lab2(_Case):
                       f"{ws.listdir('.')}")
 
     def test_bash_describes_its_budget(self):
-        """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines"."""
+        """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines", and make_bash_tool(shell, max_bytes=300) says "300 bytes"."""
         bash = self.tool("make_bash_tool(shell, max_lines=7)", harness.make_bash_tool,
                          lab.Shell(lab.Workspace()), max_lines=7)
         if (bash.get("name"), bash.get("parameters", {}).get("required")) != ("bash", ["command"]):
@@ -444,6 +474,11 @@ class Lab2(_Case):
                       f"{_clip(bash.get('parameters', {}).get('required'))}")
         if "7 lines" not in bash.get("description", ""):
             self.fail(f"the description should say '7 lines': {_clip(bash.get('description'), 200)}")
+        bash = self.tool("make_bash_tool(shell, max_bytes=300)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace()), max_bytes=300)
+        if "300 bytes" not in bash.get("description", ""):
+            self.fail("the description of make_bash_tool(shell, max_bytes=300) should say '300 "
+                      f"bytes', the tool's own budget: {_clip(bash.get('description'), 200)}")
 
 
 if __name__ == "__main__":
