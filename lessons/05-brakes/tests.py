@@ -206,6 +206,29 @@ class Lab1(unittest.TestCase):
                       "['Answer in French.', 'Answer in French.']: run_agent passes on the "
                       "`system` it was given")
 
+    def test_every_call_sent_the_tools(self):
+        """Every model call of a run is sent the tools' specs, tool_specs(tools), the second call as well as the first."""
+        model = lab.ScriptedModel([_runaway, lab.say("Done.")])
+        tools = [_counter([])]
+        self._run(model, tools, what="an answer")
+        want = harness.tool_specs(tools)
+        sent = [request.tools for request in model.calls]
+        if sent != [want, want]:
+            which = next((n for n, got in enumerate(sent, 1) if got != want), len(sent) + 1)
+            self.fail(f"model call {which} of {len(sent)} was not sent tool_specs(tools); every "
+                      "call is: a model told of no tools cannot ask for one, and the model "
+                      "keeps nothing between calls")
+
+    def test_calls_run_whatever_the_stop_reason(self):
+        """A reply that holds a call has it run whatever its stop_reason says, unless it is "error": a call in a reply marked "stop" is run, and the model is asked again (lesson 3: the run ends only at a reply with no calls)."""
+        odd = dict(lab.reply(lab.call("step", {}, id="s1")), stop_reason="stop")
+        runs = []
+        model = lab.ScriptedModel([odd, lab.say("Done.")])
+        messages = self._run(model, [_counter(runs)], what="an answer")
+        self._shape(messages, "U A[s1] R(s1) A",
+                    "A reply's calls decide whether the run goes on, not its stop_reason: only "
+                    "\"error\" stops a reply that asked for a tool")
+
     def test_counts_model_calls_not_tool_calls(self):
         """max_turns counts model calls, not tool calls: with max_turns=2 and replies that ask for two calls each, the model is called twice and all four calls get their results before the stop."""
         def twice(request):
