@@ -239,7 +239,8 @@ class Lab1(unittest.TestCase):
         model = lab.ScriptedModel([twice] * 4)
         messages = self._run(model, [_counter(runs)], max_turns=2, what="a runaway")
         self._shape(messages, "U A[a1,b1] R(a1) R(b1) A[a2,b2] R(a2) R(b2) A!",
-                    "A turn is one model call and every tool its reply asked for")
+                    "max_turns counts model calls, and every tool a reply asked for is run "
+                    "before the next")
 
     def test_each_run_counts_from_zero(self):
         """The count starts again with every run: two runs on one list, each with max_turns=2, make two model calls each."""
