@@ -287,6 +287,15 @@ class Lab1(_Case):
                    "File not found: g.txt. Files here: f01.txt, f02.txt, f03.txt and 27 more",
                    "a read of the missing g.txt among 30 files, max_lines=3")
 
+    def test_missing_file_names_what_is_there_now(self):
+        """The list of files in "File not found" is read at the time of the call: a file written after the tool was made is named ("Files here: a.py, b.py")."""
+        ws = lab.Workspace({"a.py": "A = 1\n"})
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        ws.write_text("b.py", "B = 2\n")
+        self.error(read, {"path": "c.py"}, "File not found: c.py. Files here: a.py, b.py",
+                   "a read of the missing c.py after b.py was written (list the folder when "
+                   "the call comes, not when the tool is made)")
+
     def test_read_empty_file(self):
         """An empty file reads as "", not as an error, and offset 2 of it is past the end: "offset 2 is past the end of empty.txt: 0 lines"."""
         ws = lab.Workspace({"empty.txt": ""})
@@ -407,6 +416,26 @@ class Lab2(_Case):
                   "Killed\n\nCommand exited with code -9",
                   "the result of a command the shell reports as code -9 (every code but 0 gets "
                   "its status line)")
+
+    def test_bash_runs_once_adds_nothing(self):
+        """bash runs its command exactly once, and a command that prints nothing and exits 0 ("exit 0") comes back as "", with nothing added."""
+        class Counting:
+            runs = 0
+
+            def run(self, command):
+                Counting.runs += 1
+                return "1\n2\n3\n", 0
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+                         Counting(), max_lines=2)
+        self.ordinary(bash, {"command": "date >> log.txt"}, "a command with a side effect")
+        if Counting.runs != 1:
+            self.fail(f"bash ran its command {Counting.runs} times for one call; a command may "
+                      "change things (append to a file, send a mail), so it runs once, and its "
+                      "lines are counted from that one output")
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        self.same(self.ordinary(bash, {"command": "exit 0"}, "exit 0"), "",
+                  "the result of exit 0, which printed nothing and succeeded (nothing to add: "
+                  "an empty result is the truth)")
 
     def test_bash_keeps_the_end(self):
         """"seq 1 5000" comes back as lines 3001 to 5000, then "[Showing the last 2000 of 5000 lines. Narrow the command for more.]"."""
