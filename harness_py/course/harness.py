@@ -175,7 +175,8 @@ def run_tool(tools, call):
 #   - a tool that raises: the result's content is str(exception), and is_error is True
 #   - no tool of that name: content f"Tool {name} not found", is_error True
 #   - otherwise what execute returned, is_error False
-# Catch Exception, not BaseException: Ctrl-C is not the tool's news. run_tool never raises
+# Catch Exception, not BaseException: Ctrl-C, sys.exit() and lab.PowerCut are not the tool's
+# news, and go straight through (run_agent does not catch them either). run_tool never raises
 # Exception. Tools just raise; this is the one place that turns a failure into a result.
 #@ code
 
@@ -297,8 +298,9 @@ def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #   - offset or limit below 1: ValueError("offset and limit must be 1 or more")
 #   - no such file: FileNotFoundError(f"File not found: {path}. Files here: {names}"), the names
 #     being ws.listdir(".") joined with ", ". An error is a result too, so the list keeps to
-#     the budget: as many names as truncate_head keeps of them, one a line, and, if some are
-#     left out, f" and {left} more" after the last one shown
+#     the budget, measured as it is sent: as many names, from the first, as keep the joined
+#     list within max_bytes bytes of UTF-8 and max_lines names, and, if some are left out,
+#     f" and {left} more" after the last one shown
 #   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
 #     f"{n} lines"). Offset 1 of an empty file is not past it: it returns ""
 #   - otherwise the wanted lines through truncate_head. If lines of the file are left after the
@@ -319,8 +321,12 @@ def make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
         if offset < 1 or (limit is not None and limit < 1):
             raise ValueError("offset and limit must be 1 or more")
         if not ws.exists(path):
-            names = ws.listdir(".")
-            _, shown = truncate_head("".join(f"{name}\n" for name in names), max_lines, max_bytes)
+            names, shown, size = ws.listdir("."), 0, 0
+            for name in names:          # the list as it is sent: ", " before all but the first
+                size += len(name.encode()) + (2 if shown else 0)
+                if shown == max_lines or size > max_bytes:
+                    break
+                shown += 1
             more = f" and {len(names) - shown} more" if shown < len(names) else ""
             raise FileNotFoundError(
                 f"File not found: {path}. Files here: {', '.join(names[:shown])}{more}")
@@ -1631,16 +1637,19 @@ class JsonRenderer:
 # FinalTextRenderer() is the frontend for `> answer.txt`: only the answer, nothing while the run
 # goes on. render(event) prints nothing; it keeps the message of the newest message_end whose
 # message is an assistant's. finish() then
-#   - prints text_of that message and returns True, or
 #   - if it failed (stop_reason "error"), prints f"Error: {its error_message}" and returns False
-#   - if there was none, prints nothing and returns False
+#   - if there was none, or it asks for tools (the run was left before its answer), prints
+#     nothing and returns False
+#   - otherwise it is the answer: prints text_of it and returns True
 #@ code
 
 
 class FinalTextRenderer:
-    """Only the answer, for `> answer.txt`: nothing is printed while the run goes on. finish()
-    prints the text of the last assistant message and returns True; if that message failed
-    (stop_reason "error") it prints "Error: <its error_message>" instead and returns False."""
+    """Only the answer, for `> answer.txt`: nothing is printed while the run goes on. The answer
+    is the newest assistant message, if it asks for no tools. finish() prints its text and
+    returns True; if that message failed (stop_reason "error") it prints "Error: <its
+    error_message>" instead and returns False. A run left before its answer (the newest reply
+    asked for tools, or there was none) gets nothing printed and False: it did not end well."""
 
     def __init__(self):
         self.last = None  # the newest assistant message seen so far
@@ -1654,6 +1663,8 @@ class FinalTextRenderer:
             return False
         if self.last["stop_reason"] == "error":
             print(f"Error: {self.last['error_message']}")
+            return False
+        if tool_calls(self.last):    # it asked for tools: the consumer left before the answer
             return False
         print(text_of(self.last))
         return True

@@ -93,16 +93,18 @@ class _LabCase(unittest.TestCase):
 class Lab1(_LabCase):
 
     def test_str_arg(self):
-        """str_arg gives back a string argument, "" included, and raises ValueError("path must be a string") when path is missing, None or 42; the message names the argument asked for ("command must be a string")."""
+        """str_arg gives back a string argument exactly as it was sent, "", " a.py " (spaces kept) and "./a.py" included, and raises ValueError("path must be a string") when path is missing, None or 42; the message names the argument asked for ("command must be a string")."""
         str_arg = self.function("str_arg")
-        for arguments, want in (({"path": "a.py"}, "a.py"), ({"path": ""}, "")):
+        for arguments, want in (({"path": "a.py"}, "a.py"), ({"path": ""}, ""),
+                                ({"path": " a.py "}, " a.py "), ({"path": "./a.py"}, "./a.py")):
             how, got = self.outcome(lambda: str_arg(arguments, "path"))
             if how == "raised":
                 self.fail(f"str_arg({arguments}, 'path') raised {_error(got)}; expected "
                           f"{want!r}: a string is a string, even an empty one.")
             if got != want:
                 self.fail(f"str_arg({arguments}, 'path') returned {_what(got)}; "
-                          f"expected {want!r}.")
+                          f"expected {want!r}: str_arg checks the type and changes nothing, "
+                          "or the tool acts on something the model did not send.")
         for arguments in ({}, {"path": None}, {"path": 42}):
             how, got = self.outcome(lambda: str_arg(arguments, "path"))
             if how == "returned":
@@ -121,14 +123,15 @@ class Lab1(_LabCase):
                       "must be a string'): the message names the argument that was asked for.")
 
     def test_int_arg(self):
-        """int_arg gives back an int argument, 0 included, the default when it is missing or None (a default of None too), and raises ValueError("limit must be an integer") for "10", 2.5, "" or 10.0, naming the argument asked for ("offset must be an integer")."""
+        """int_arg gives back an int argument, 0 and -3 included, the default when it is missing or None (a default of None too), and raises ValueError("limit must be an integer") for "10", 2.5, "" or 10.0, naming the argument asked for ("offset must be an integer")."""
         int_arg = self.function("int_arg")
-        for arguments, want in (({"limit": 10}, 10), ({"limit": 0}, 0), ({}, 5),
-                                ({"limit": None}, 5)):
+        for arguments, want in (({"limit": 10}, 10), ({"limit": 0}, 0), ({"limit": -3}, -3),
+                                ({}, 5), ({"limit": None}, 5)):
             how, got = self.outcome(lambda: int_arg(arguments, "limit", 5))
             if how == "raised":
                 self.fail(f"int_arg({arguments}, 'limit', 5) raised {_error(got)}; expected "
-                          f"{want!r}. A missing or None argument gives the default.")
+                          f"{want!r}. A missing or None argument gives the default, and any int "
+                          "comes back as it is: whether -3 makes sense is the tool's to say.")
             if got != want or type(got) is not int:
                 self.fail(f"int_arg({arguments}, 'limit', 5) returned {_what(got)}; "
                           f"expected {want!r}.")
@@ -181,17 +184,18 @@ class Lab1(_LabCase):
                                tool_name="nope", content="Tool nope not found", is_error=True)
 
     def test_working_tool_unchanged(self):
-        """A tool that returns gets its own output with is_error False, even when that output reports a failure ("Command exited with code 1")."""
+        """A tool that returns gets its own output with is_error False, in a toolResult that names its call and its tool ("c3", "echo"), even when that output reports a failure ("Command exited with code 1")."""
         for output in ("hi", "FAILED test_a.py\nCommand exited with code 1"):
             when = f"When the tool returns {output!r}"
             result = self.run_tool([_tool("echo", lambda arguments: output)],
                                    lab.call("echo", {}, id="c3"), when)
-            self.assert_result(result, when, tool_call_id="c3", content=output, is_error=False)
+            self.assert_result(result, when, role="toolResult", tool_call_id="c3",
+                               tool_name="echo", content=output, is_error=False)
 
     def test_ctrl_c_is_not_the_tools_news(self):
-        """A KeyboardInterrupt or a lab.PowerCut raised inside a tool goes straight through run_tool: Ctrl-C and a power cut are not tool failures."""
+        """A KeyboardInterrupt, a SystemExit or a lab.PowerCut raised inside a tool goes straight through run_tool: Ctrl-C, sys.exit() and a power cut are not tool failures."""
         run_tool = self.function("run_tool")
-        for error in (KeyboardInterrupt(), lab.PowerCut("the power went out")):
+        for error in (KeyboardInterrupt(), SystemExit(3), lab.PowerCut("the power went out")):
             name = type(error).__name__
             try:
                 got = lab.resolve(run_tool([_tool("slow", _raising(error))],
@@ -204,6 +208,30 @@ class Lab1(_LabCase):
             self.fail(f"When the tool raises {name}, run_tool returned {_what(got)}. A "
                       f"{name} is not the tool's news: catch Exception, not BaseException, so "
                       "it goes straight through.")
+
+    def test_ctrl_c_ends_the_run(self):
+        """A KeyboardInterrupt or a lab.PowerCut raised inside a tool during a run goes straight up through run_agent too: the run does not end quietly, and the record stops at the call, U A[c1]."""
+        for error in (KeyboardInterrupt(), lab.PowerCut("the power went out")):
+            name = type(error).__name__
+            model = lab.ScriptedModel([lab.reply(lab.call("slow", {}, id="c1")),
+                                       lab.say("Done.")])
+            messages = []
+            try:
+                lab.drive(harness.run_agent(model, harness.SYSTEM, messages,
+                                            [_tool("slow", _raising(error))], "Go."))
+            except type(error):
+                pass
+            except Exception as exc:        # noqa: BLE001 - the test reports it
+                self.fail(f"When a tool raised {name} during a run, run_agent raised "
+                          f"{_error(exc)} instead. Let the {name} itself through.")
+            else:
+                self.fail(f"When a tool raised {name} during a run, run_agent returned "
+                          f"quietly, leaving {lab.shape(messages)}. Nothing in the loop may "
+                          f"catch a {name}: it asks for the program to stop, and a run that "
+                          "returns looks finished instead.")
+            if lab.shape(messages) != "U A[c1]":
+                self.fail(f"After a tool raised {name}, the record is {lab.shape(messages)}; "
+                          "expected U A[c1]: nothing written after the call that was cut off.")
 
     def test_every_call_of_a_turn_answered(self):
         """When one reply asks for three calls and the second raises, the transcript holds three results in call order, only the second marked is_error, and the model is asked again."""

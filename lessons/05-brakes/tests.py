@@ -11,6 +11,7 @@ later lessons (where run_agent becomes a generator of events) pass these tests t
 that escapes run_agent is caught here and reported as a plain failure with a sentence: a stop that
 raises is the mistake this lab is about, not a crash of the test.
 """
+import inspect
 import unittest
 
 import harness
@@ -130,7 +131,14 @@ class Lab1(unittest.TestCase):
                          f"max_turns=0\"); it is {messages[-1]}")
 
     def test_no_limit_by_default(self):
-        """Without max_turns a run goes on as long as the model asks: 30 rounds of tools, then the answer, and no message is marked failed."""
+        """max_turns defaults to None, no limit: without it a run goes on as long as the model asks, 30 rounds of tools, then the answer, and no message is marked failed."""
+        try:
+            default = inspect.signature(harness.run_agent).parameters["max_turns"].default
+        except (KeyError, TypeError, ValueError):
+            self.fail("run_agent should take a keyword argument max_turns=None")
+        self.assertIs(default, None,
+                      f"run_agent's max_turns defaults to {default!r}; it should default to "
+                      "None, no limit: only the caller knows how big its job is")
         runs = []
         model = lab.ScriptedModel([_runaway] * 30 + [lab.say("Done.")])
         messages = self._run(model, [_counter(runs)], what="a runaway")
@@ -198,6 +206,29 @@ class Lab1(unittest.TestCase):
                       "['Answer in French.', 'Answer in French.']: run_agent passes on the "
                       "`system` it was given")
 
+    def test_every_call_sent_the_tools(self):
+        """Every model call of a run is sent the tools' specs, tool_specs(tools), the second call as well as the first."""
+        model = lab.ScriptedModel([_runaway, lab.say("Done.")])
+        tools = [_counter([])]
+        self._run(model, tools, what="an answer")
+        want = harness.tool_specs(tools)
+        sent = [request.tools for request in model.calls]
+        if sent != [want, want]:
+            which = next((n for n, got in enumerate(sent, 1) if got != want), len(sent) + 1)
+            self.fail(f"model call {which} of {len(sent)} was not sent tool_specs(tools); every "
+                      "call is: a model told of no tools cannot ask for one, and the model "
+                      "keeps nothing between calls")
+
+    def test_calls_run_whatever_the_stop_reason(self):
+        """A reply that holds a call has it run whatever its stop_reason says, unless it is "error": a call in a reply marked "stop" is run, and the model is asked again (lesson 3: the run ends only at a reply with no calls)."""
+        odd = dict(lab.reply(lab.call("step", {}, id="s1")), stop_reason="stop")
+        runs = []
+        model = lab.ScriptedModel([odd, lab.say("Done.")])
+        messages = self._run(model, [_counter(runs)], what="an answer")
+        self._shape(messages, "U A[s1] R(s1) A",
+                    "A reply's calls decide whether the run goes on, not its stop_reason: only "
+                    "\"error\" stops a reply that asked for a tool")
+
     def test_counts_model_calls_not_tool_calls(self):
         """max_turns counts model calls, not tool calls: with max_turns=2 and replies that ask for two calls each, the model is called twice and all four calls get their results before the stop."""
         def twice(request):
@@ -208,7 +239,8 @@ class Lab1(unittest.TestCase):
         model = lab.ScriptedModel([twice] * 4)
         messages = self._run(model, [_counter(runs)], max_turns=2, what="a runaway")
         self._shape(messages, "U A[a1,b1] R(a1) R(b1) A[a2,b2] R(a2) R(b2) A!",
-                    "A turn is one model call and every tool its reply asked for")
+                    "max_turns counts model calls, and every tool a reply asked for is run "
+                    "before the next")
 
     def test_each_run_counts_from_zero(self):
         """The count starts again with every run: two runs on one list, each with max_turns=2, make two model calls each."""

@@ -171,22 +171,29 @@ class Lab1(_Case):
         self.cut("truncate_head", "short\n" + "x" * 40 + "\nok\n", ("short\n", 1), max_bytes=20)
 
     def test_read_small_file(self):
-        """read of a small file returns all of it, exactly, and offset=2, limit=1 returns only line 2, followed by "[Showing lines 2-2 of 3. Use offset=3 to continue.]"."""
+        """read of a small file returns all of it, exactly, and so does limit=3, with no note; offset=2, limit=1 returns only line 2, followed by "[Showing lines 2-2 of 3. Use offset=3 to continue.]"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
         read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.same(self.ordinary(read, {"path": "a.py"}, "read of a.py"),
                   "A = 1\nB = 2\nC = 3\n", "read of the 3-line a.py")
+        self.same(self.ordinary(read, {"path": "a.py", "limit": 3}, "read of a.py, limit=3"),
+                  "A = 1\nB = 2\nC = 3\n",
+                  "read of the 3-line a.py with limit=3 (no note: no line of the file is left)")
         self.same(self.ordinary(read, {"path": "a.py", "offset": 2, "limit": 1}, "read of a.py"),
                   "B = 2\n[Showing lines 2-2 of 3. Use offset=3 to continue.]",
                   "read of a.py with offset=2, limit=1")
 
     def test_read_big_file(self):
-        """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and offset=4001 returns the last 1000 lines and no note."""
+        """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and so does limit=3000, since a limit never lifts the budget; offset=4001 returns the last 1000 lines and no note."""
         ws = lab.Workspace({"big.txt": _numbered(5000)})
         read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         self.same(self.ordinary(read, {"path": "big.txt"}, "read of big.txt"),
                   _numbered(2000) + "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]",
                   "read of the 5000-line big.txt")
+        self.same(self.ordinary(read, {"path": "big.txt", "limit": 3000}, "read of big.txt"),
+                  _numbered(2000) + "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]",
+                  "read of the 5000-line big.txt with limit=3000 (the limit picks lines; the "
+                  "budget still caps them)")
         self.same(self.ordinary(read, {"path": "big.txt", "offset": 4001}, "read of big.txt"),
                   _numbered(5000, first=4001), "read of big.txt with offset=4001")
 
@@ -218,21 +225,76 @@ class Lab1(_Case):
         self.error(read, {"path": "a.py", "offset": 3}, "offset 3 is past the end of a.py: 2 lines",
                    "a read of the 2-line a.py with offset 3")
 
+    def test_read_refuses_below_one(self):
+        """Below 1 is below 1, not only 0: offset -1 and limit -1 are errors, "offset and limit must be 1 or more", and not a slice from the end of the file."""
+        ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        self.error(read, {"path": "a.py", "offset": -1}, "offset and limit must be 1 or more",
+                   "a read with offset -1 (check offset < 1, not offset == 0: Python would "
+                   "read -1 as the last line)")
+        self.error(read, {"path": "a.py", "limit": -1}, "offset and limit must be 1 or more",
+                   "a read with limit -1 (check limit < 1, not limit == 0)")
+
+    def test_read_keeps_its_own_budget(self):
+        """read keeps the budget it was made with: make_read_tool(ws, max_lines=10) reads a 30-line file as lines 1 to 10 and "[Showing lines 1-10 of 30. Use offset=11 to continue.]"."""
+        ws = lab.Workspace({"thirty.txt": _numbered(30)})
+        read = self.tool("make_read_tool(ws, max_lines=10)", harness.make_read_tool, ws,
+                         max_lines=10)
+        self.same(self.ordinary(read, {"path": "thirty.txt"}, "read of thirty.txt"),
+                  _numbered(10) + "[Showing lines 1-10 of 30. Use offset=11 to continue.]",
+                  "read of the 30-line thirty.txt by make_read_tool(ws, max_lines=10) (pass the "
+                  "tool's own max_lines and max_bytes to truncate_head, not MAX_LINES)")
+
+    def test_read_last_line_without_newline(self):
+        """A last line with no newline is a line: in "A = 1\nB = 2", 2 lines, offset 2 reads "B = 2", offset=1, limit=1 says "of 2. Use offset=2", and offset 3 is past the end, "offset 3 is past the end of a.py: 2 lines"."""
+        ws = lab.Workspace({"a.py": "A = 1\nB = 2"})
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        what = "of a.py, \"A = 1\\nB = 2\" (count lines with splitlines, not newlines)"
+        self.same(self.ordinary(read, {"path": "a.py", "offset": 2}, f"the read with offset 2 {what}"),
+                  "B = 2", f"the read with offset 2 {what}")
+        self.same(self.ordinary(read, {"path": "a.py", "limit": 1}, f"the read with limit 1 {what}"),
+                  "A = 1\n[Showing lines 1-1 of 2. Use offset=2 to continue.]",
+                  f"the read with limit 1 {what}")
+        self.error(read, {"path": "a.py", "offset": 3}, "offset 3 is past the end of a.py: 2 lines",
+                   f"a read with offset 3 {what}")
+
+    def test_read_note_names_what_was_shown(self):
+        """When the byte budget cuts inside a limit, the note names the last line shown: ten 30-byte lines, max_bytes=100, offset=2, limit=5 give lines 2-4 and "[Showing lines 2-4 of 10. Use offset=5 to continue.]"."""
+        line = "%-29s\n"
+        ws = lab.Workspace({"wide.txt": "".join(line % f"row {k}" for k in range(1, 11))})
+        read = self.tool("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+                         max_bytes=100)
+        self.same(self.ordinary(read, {"path": "wide.txt", "offset": 2, "limit": 5},
+                                "read of wide.txt"),
+                  "".join(line % f"row {k}" for k in range(2, 5))
+                  + "[Showing lines 2-4 of 10. Use offset=5 to continue.]",
+                  "read of wide.txt, ten 30-byte lines, max_bytes=100, offset=2, limit=5 (the "
+                  "note counts the lines truncate_head kept, not the limit asked for)")
+
     def test_missing_file_keeps_to_the_budget(self):
-        """The list of files in "File not found" keeps to the budget too: in a folder of 30 files, with max_bytes=40, it names the five that fit ("f01.txt" to "f05.txt") and ends " and 25 more"; with max_lines=3, three names and " and 27 more"."""
+        """The list of files in "File not found" keeps to the budget, measured as it is sent: in a folder of 30 files, with max_bytes=40, "f01.txt, f02.txt, f03.txt, f04.txt" (34 bytes; a fifth name would make 43) and " and 26 more"; with max_lines=3, three names and " and 27 more"."""
         ws = lab.Workspace({f"f{k:02d}.txt": "" for k in range(1, 31)})
         read = self.tool("make_read_tool(ws, max_bytes=40)", harness.make_read_tool, ws,
                          max_bytes=40)
-        names = ", ".join(f"f{k:02d}.txt" for k in range(1, 6))
+        names = ", ".join(f"f{k:02d}.txt" for k in range(1, 5))
         self.error(read, {"path": "g.txt"},
-                   f"File not found: g.txt. Files here: {names} and 25 more",
-                   "a read of the missing g.txt among 30 files, max_bytes=40 (eight bytes a name, "
-                   "newline included, as truncate_head counts them)")
+                   f"File not found: g.txt. Files here: {names} and 26 more",
+                   "a read of the missing g.txt among 30 files, max_bytes=40 (seven bytes a name "
+                   "and two for each \", \" between them: the list as it is sent)")
         read = self.tool("make_read_tool(ws, max_lines=3)", harness.make_read_tool, ws,
                          max_lines=3)
         self.error(read, {"path": "g.txt"},
                    "File not found: g.txt. Files here: f01.txt, f02.txt, f03.txt and 27 more",
                    "a read of the missing g.txt among 30 files, max_lines=3")
+
+    def test_missing_file_names_what_is_there_now(self):
+        """The list of files in "File not found" is read at the time of the call: a file written after the tool was made is named ("Files here: a.py, b.py")."""
+        ws = lab.Workspace({"a.py": "A = 1\n"})
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        ws.write_text("b.py", "B = 2\n")
+        self.error(read, {"path": "c.py"}, "File not found: c.py. Files here: a.py, b.py",
+                   "a read of the missing c.py after b.py was written (list the folder when "
+                   "the call comes, not when the tool is made)")
 
     def test_read_empty_file(self):
         """An empty file reads as "", not as an error, and offset 2 of it is past the end: "offset 2 is past the end of empty.txt: 0 lines"."""
@@ -276,7 +338,7 @@ class Lab1(_Case):
                   "read of b.js at offset=2, whose last line, line 2, is 201 bytes")
 
     def test_read_describes_its_budget(self):
-        """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says "10 lines" and "50000 bytes"."""
+        """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says "10 lines" and "50000 bytes", and make_read_tool(ws, max_bytes=300) says "300 bytes"."""
         read = self.tool("make_read_tool(ws, max_lines=10)", harness.make_read_tool,
                          lab.Workspace(), max_lines=10)
         if (read.get("name"), read.get("parameters", {}).get("required")) != ("read", ["path"]):
@@ -287,6 +349,11 @@ class Lab1(_Case):
             if words not in read.get("description", ""):
                 self.fail(f"the description should say {words!r}: "
                           f"{_clip(read.get('description'), 200)}")
+        read = self.tool("make_read_tool(ws, max_bytes=300)", harness.make_read_tool,
+                         lab.Workspace(), max_bytes=300)
+        if "300 bytes" not in read.get("description", ""):
+            self.fail("the description of make_read_tool(ws, max_bytes=300) should say '300 "
+                      f"bytes', the tool's own budget: {_clip(read.get('description'), 200)}")
 
 
 # ----------------------------------------------------------------------------------------- lab 2
@@ -319,6 +386,56 @@ class Lab2(_Case):
         want = "cat: missing.txt: No such file or directory\n\nCommand exited with code 1"
         self.status_on_its_own_line(content, want, "the result of cat missing.txt")
         self.same(content, want, "the result of cat missing.txt")
+
+    def test_bash_any_exit_code(self):
+        """Every exit code but 0 gets its status line: "pytets" ends "Command exited with code 127", and "exit 2", which prints nothing, comes back as "\nCommand exited with code 2"."""
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        content = self.ordinary(bash, {"command": "pytets"}, "pytets, a command not found,")
+        if not content.endswith("\nCommand exited with code 127"):
+            self.fail(f"the result of pytets ends {_clip(content[-40:])}; expected it to end "
+                      "\"\\nCommand exited with code 127\": the status line goes on for every "
+                      "exit code that is not 0")
+        self.same(self.ordinary(bash, {"command": "exit 2"}, "exit 2"),
+                  "\nCommand exited with code 2",
+                  "the result of exit 2 (a status line for every code that is not 0)")
+
+    def test_bash_counts_every_line(self):
+        """bash counts every line of the output, a last one with no newline too: "cat abc.txt" of "a\nb\nc" with max_lines=2 gives "b\nc", then "[Showing the last 2 of 3 lines. Narrow the command for more.]"; a shell that reports code -9 gets "Command exited with code -9"."""
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace({"abc.txt": "a\nb\nc"})), max_lines=2)
+        self.same(self.ordinary(bash, {"command": "cat abc.txt"}, "cat abc.txt"),
+                  "b\nc\n[Showing the last 2 of 3 lines. Narrow the command for more.]",
+                  "the result of cat abc.txt, \"a\\nb\\nc\", with max_lines=2 (count lines with "
+                  "splitlines, not newlines)")
+
+        class Killed:
+            def run(self, command):
+                return "Killed\n", -9
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, Killed())
+        self.same(self.ordinary(bash, {"command": "sleep 99"}, "a command killed by a signal"),
+                  "Killed\n\nCommand exited with code -9",
+                  "the result of a command the shell reports as code -9 (every code but 0 gets "
+                  "its status line)")
+
+    def test_bash_runs_once_adds_nothing(self):
+        """bash runs its command exactly once, and a command that prints nothing and exits 0 ("exit 0") comes back as "", with nothing added."""
+        class Counting:
+            runs = 0
+
+            def run(self, command):
+                Counting.runs += 1
+                return "1\n2\n3\n", 0
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+                         Counting(), max_lines=2)
+        self.ordinary(bash, {"command": "date >> log.txt"}, "a command with a side effect")
+        if Counting.runs != 1:
+            self.fail(f"bash ran its command {Counting.runs} times for one call; a command may "
+                      "change things (append to a file, send a mail), so it runs once, and its "
+                      "lines are counted from that one output")
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        self.same(self.ordinary(bash, {"command": "exit 0"}, "exit 0"), "",
+                  "the result of exit 0, which printed nothing and succeeded (nothing to add: "
+                  "an empty result is the truth)")
 
     def test_bash_keeps_the_end(self):
         """"seq 1 5000" comes back as lines 3001 to 5000, then "[Showing the last 2000 of 5000 lines. Narrow the command for more.]"."""
@@ -366,8 +483,18 @@ class Lab2(_Case):
                   "Successfully wrote to a.py.", "the result of a good write")
         self.same(ws.read_text("a.py"), "A = 1\n", "a.py after a good write")
 
+    def test_write_checks_its_path(self):
+        """A write call with no path is answered "path must be a string", is_error True, and writes nothing."""
+        ws = lab.Workspace()
+        write = self.tool("make_write_tool(ws)", harness.make_write_tool, ws)
+        self.error(write, {"content": "A = 1\n"}, "path must be a string",
+                   "a write call with no path (read it with str_arg too)")
+        if ws.listdir("."):
+            self.fail(f"a write call with no path should write nothing; the folder holds "
+                      f"{ws.listdir('.')}")
+
     def test_bash_describes_its_budget(self):
-        """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines"."""
+        """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines", and make_bash_tool(shell, max_bytes=300) says "300 bytes"."""
         bash = self.tool("make_bash_tool(shell, max_lines=7)", harness.make_bash_tool,
                          lab.Shell(lab.Workspace()), max_lines=7)
         if (bash.get("name"), bash.get("parameters", {}).get("required")) != ("bash", ["command"]):
@@ -376,6 +503,11 @@ class Lab2(_Case):
                       f"{_clip(bash.get('parameters', {}).get('required'))}")
         if "7 lines" not in bash.get("description", ""):
             self.fail(f"the description should say '7 lines': {_clip(bash.get('description'), 200)}")
+        bash = self.tool("make_bash_tool(shell, max_bytes=300)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace()), max_bytes=300)
+        if "300 bytes" not in bash.get("description", ""):
+            self.fail("the description of make_bash_tool(shell, max_bytes=300) should say '300 "
+                      f"bytes', the tool's own budget: {_clip(bash.get('description'), 200)}")
 
 
 if __name__ == "__main__":

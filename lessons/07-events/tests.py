@@ -219,6 +219,10 @@ class Lab1(unittest.TestCase):
                 kind = event["type"]
                 if kind in ("message_end", "tool_execution_end"):
                     announced = event.get("message" if kind == "message_end" else "result")
+                    if messages and messages[-1] == announced and messages[-1] is not announced:
+                        problem = (f"{kind} for {lab.show([announced])} carries a copy of the "
+                                   "message on your list: yield the very object you appended")
+                        break
                     if not (messages and messages[-1] is announced):
                         problem = (f"{kind} for {lab.show([announced])} came while the last "
                                    "message on the list was "
@@ -279,7 +283,7 @@ class Lab1(unittest.TestCase):
                          "run that ended well; expected nothing there")
 
     def test_final_text_renderer_on_failure(self):
-        """After a run that failed, finish() prints "Error: 503 overloaded" and returns False; with no assistant message at all it prints nothing and returns False."""
+        """After a run that failed, finish() prints "Error: 503 overloaded" and returns False, and a failed reply that got words out first ("I'll clear out the old build first.", then "connection reset") prints "Error: connection reset", not its words; with no assistant message at all it prints nothing and returns False."""
         model = lab.ScriptedModel([lab.provider_error("503 overloaded")])
         frontend, _ = self._call(harness.FinalTextRenderer)
         run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [], "Hi"))
@@ -290,12 +294,79 @@ class Lab1(unittest.TestCase):
                          f"{self.stderr!r} to stderr) and returned {ok!r}; expected "
                          "'Error: 503 overloaded\\n' on stdout and False: this lab wants the "
                          "Error: line on stdout, where print() puts it")
+        half = dict(lab.say("I'll clear out the old build first."), stop_reason="error",
+                    error_message="connection reset")
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        run = lab.steps(harness.run_agent(lab.ScriptedModel([half]), harness.SYSTEM, [], [], "Hi"))
+        self._call(lambda: [frontend.render(event) for event in run])
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, ok), ("Error: connection reset\n", False),
+                         f"after a failed reply that had words in it, finish() printed {printed!r} "
+                         f"and returned {ok!r}; expected 'Error: connection reset\\n' and False: "
+                         "look at stop_reason before the text, since half a reply is no answer")
         frontend, _ = self._call(harness.FinalTextRenderer)
         ok, printed = self._call(frontend.finish)
         self.assertEqual((printed, self.stderr, ok), ("", "", False),
                          f"with no events at all finish() printed {printed!r} (stderr "
                          f"{self.stderr!r}) and returned {ok!r}; expected nothing and False: "
                          "a frontend that saw no answer cannot vouch for the run")
+
+    def test_final_text_renderer_run_left(self):
+        """A run its consumer left before the answer has none: stopped at the first tool_execution_start after the reply "Let me check the config." and its call, or just after that call's result, finish() prints nothing and returns False."""
+        for stop_at, what in (("tool_execution_start", "at the first tool_execution_start"),
+                              ("toolResult", "just after the call's result")):
+            call = lab.call("ping", {}, id="p1")
+            model = lab.ScriptedModel([lab.reply(lab.text("Let me check the config."), call),
+                                       lab.say("It said pong.")])
+            frontend, _ = self._call(harness.FinalTextRenderer)
+            run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Ping it."))
+
+            def show_until_left():
+                for event in run:
+                    frontend.render(event)
+                    message = event.get("message") or {}
+                    if event["type"] == stop_at or message.get("role") == stop_at:
+                        break            # the user pressed q
+            self._call(show_until_left)
+            try:
+                ok, printed = self._call(frontend.finish)
+            except AssertionError as failure:
+                self.fail(f"with the consumer gone {what}, {failure}: keep only the message of "
+                          "an assistant's message_end (a toolResult has no stop_reason)")
+            self.assertEqual((printed, self.stderr, ok), ("", "", False),
+                             f"with the consumer gone {what}, finish() printed {printed!r} "
+                             f"(stderr {self.stderr!r}) and returned {ok!r}; expected nothing "
+                             "and False: the newest reply asked for a tool, so it is not the "
+                             "answer, and a run left before its answer did not end well")
+
+    def test_stop_is_a_turn(self):
+        """A max_turns stop is a turn of its own, announced like any reply: with max_turns=1 a runaway's run ends turn_end, turn_start, message_end (the stop), turn_end, agent_end; with max_turns=0 the model is never called and the run is agent_start, turn_start, message_end (prompt), message_end (the stop), turn_end, agent_end."""
+        want = {1: ["turn_end", "turn_start", "message_end", "turn_end", "agent_end"],
+                0: ["agent_start", "turn_start", "message_end", "message_end", "turn_end",
+                    "agent_end"]}
+        for limit, tail in want.items():
+            model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1"))] * 3)
+            events, messages = self._run(model, [_echo([])], f"with max_turns={limit} and a "
+                                         "runaway", max_turns=limit)
+            self.assertEqual(len(model.calls), limit,
+                             f"with max_turns={limit} the model was called {len(model.calls)} "
+                             f"time(s); expected {limit}: the turn that would be number "
+                             f"{limit + 1} calls nothing, its reply is the error message")
+            types = _types(events)
+            if types[-len(tail):] != tail:
+                self.fail(f"with max_turns={limit} the run ended {' '.join(types[-len(tail):])}; "
+                          f"expected {' '.join(tail)}: the stop opens a turn of its own, and its "
+                          "error message is that turn's reply, with its message_end")
+            record = {1: "U A[p1] R(p1) A!", 0: "U A!"}[limit]
+            self.assertEqual(lab.shape(messages), record,
+                             f"with max_turns={limit} the record is {lab.shape(messages)}; "
+                             f"expected {record}: the prompt goes in first, at the top of the "
+                             "first turn, and the stop is that turn's reply, last")
+            last_end = [e for e in events if e["type"] == "message_end"][-1].get("message")
+            self.assertIs(last_end, messages[-1] if messages else None,
+                          f"with max_turns={limit} the last message_end carried "
+                          f"{lab.show([last_end or {}])}, not the stop on your list: announce "
+                          "the stop like any message")
 
     def test_brake_still_holds(self):
         """Lesson 5's brake still holds: with max_turns=2 a model that never stops asking is called twice and the run ends on "Agent stopped after max_turns=2"; an answer in the second allowed turn ends the run well; without max_turns a run of three model calls is not cut short."""
@@ -373,6 +444,33 @@ class Lab1(unittest.TestCase):
         self.assertEqual(lab.shape(messages), "U",
                          f"after model.complete raised, the record is {lab.shape(messages)}; "
                          "expected U, the prompt and nothing more")
+
+    def test_ctrl_c_goes_straight_through(self):
+        """Lesson 4's rule holds in the generator: a KeyboardInterrupt raised inside a tool goes straight up to the consumer, with no agent_end first, and the record stops at U A[p1]."""
+        def interrupted(arguments):
+            raise KeyboardInterrupt()
+        tool = {"name": "ping", "description": "Interrupted.",
+                "parameters": {"type": "object", "properties": {}}, "execute": interrupted}
+        model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")), lab.say("Done.")])
+        messages, seen = [], []
+        try:
+            for event in lab.steps(harness.run_agent(model, harness.SYSTEM, messages, [tool],
+                                                     "Go.")):
+                seen.append(event["type"])
+        except KeyboardInterrupt:
+            pass
+        except Exception as error:
+            self.fail(f"when a tool raised KeyboardInterrupt the run raised "
+                      f"{type(error).__name__}: {error} instead; let the KeyboardInterrupt through")
+        else:
+            self.fail("when a tool raised KeyboardInterrupt the run ended quietly, with "
+                      f"{' '.join(seen[-3:])}; expected the KeyboardInterrupt to reach the "
+                      "consumer: Ctrl-C asks the program to stop, and no event says the run ended")
+        self.assertNotIn("agent_end", seen, "the run yielded agent_end before the "
+                         "KeyboardInterrupt: nothing may claim the run ended when Ctrl-C cut it")
+        self.assertEqual(lab.shape(messages), "U A[p1]",
+                         f"after Ctrl-C in the tool the record is {lab.shape(messages)}; "
+                         "expected U A[p1], nothing after the call that was cut off")
 
     def test_json_renderer_beside_it(self):
         """The same kind of run through the given JsonRenderer prints one JSON line per event, 12 lines, and finish() returns True."""
