@@ -452,6 +452,12 @@ class Lab1(_LabCase):
                          f"were {_types(events)}")
 
 
+    def test_keeps_the_loop_rules(self):
+        """The streaming run_agent keeps the earlier lessons' rules, with a model that streams and one that does not: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them; the model's exception reaches the caller; prompt None is one retry."""
+        lab.keeps_loop_rules(self, harness, retry=True)
+        lab.keeps_loop_rules(self, harness, stream=True, retry=True)
+
+
 # ------------------------------------------------------------------ lab 2: bytes in, words out
 
 EVENTS = [{"event": "message_start", "data": '{"type": "message_start"}'},
