@@ -458,6 +458,16 @@ class Lab1(_LabCase):
         lab.keeps_loop_rules(self, harness, stream=True, retry=True)
 
 
+    def test_text_after_a_call(self):
+        """Text that comes after a call starts a text block of its own, and its next piece joins that block, not the first one: text, a call, then text in two pieces is finished as the same three blocks complete() gives."""
+        step = lab.reply("Reading.", CALL, "Done now.")
+        whole = lab.StreamingModel([step]).complete("s", [], [])
+        _, message = self.reply_of(lab.StreamingModel([step]).stream("s", [], []))
+        self.assertEqual(message, whole,
+                         f"stream_reply returned {message!r}; expected {whole!r}: a text piece "
+                         "joins the last block only if that block is text (content[-1])")
+
+
 # ------------------------------------------------------------------ lab 2: bytes in, words out
 
 EVENTS = [{"event": "message_start", "data": '{"type": "message_start"}'},
@@ -775,3 +785,21 @@ class Lab2(_LabCase):
         self.assertEqual(len(out.splitlines()), len(events),
                          f"JsonRenderer printed {len(out.splitlines())} lines for "
                          f"{len(events)} events")
+
+    def test_a_lone_cr_at_the_end(self):
+        """A stream that ends on a lone \\r: that \\r ends its line, so data: one\\r\\r yields its event, while data: one\\rdata: two\\r and data: one\\r:\\r, cut before their blank line, yield none."""
+        for data, want in ((b"data: one\r\r", [{"event": None, "data": "one"}]),
+                           (b"data: one\rdata: two\r", []), (b"data: one\r:\r", [])):
+            got = self.sse([data], f"on {data!r}")
+            self.assertEqual(got, want, f"on {data!r} read_sse gave {got!r}; expected {want!r}: "
+                             "at the end of the stream, a line that ends in \\r is the line "
+                             "without its \\r, no more and no less")
+
+    def test_500_is_the_line(self):
+        """An error event with status 499, before any piece, is not retried; one with status 500 is: every status of 500 and up, and no other outside TRANSIENT."""
+        ok = lab.say("Hi.")
+        for status, calls in (("499 client closed request", 1), ("500 api_error", 2)):
+            model, wrapped, slept = self.retrying([lab.error_event(ok, 0, status), ok])
+            self.stream_of(wrapped, "")
+            self.assertEqual(len(model.calls), calls, f"an error event {status!r} before any "
+                             f"piece was asked {len(model.calls)} time(s); expected {calls}")
