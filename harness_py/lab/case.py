@@ -111,8 +111,8 @@ def _tool(name: str, runs: list | None = None, on_run: Callable[[], Any] | None 
 
 
 def run_events(test: unittest.TestCase, start: Callable[[], Any], what: str,
-               sofar: Callable[[], Any] | None = None, on_event: Callable[[dict], Any] | None = None,
-               cap: int = EVENT_CAP) -> list:
+               sofar: Callable[[], Any] | None = None,
+               on_event: Callable[[dict], Any] | None = None, cap: int = EVENT_CAP) -> list:
     """start() gives a run (plain or async); its events, each handed to on_event, or a FAIL that
     says `what` raised, or ran past `cap` events (a loop that does not end)."""
     from .messages import shape
