@@ -72,6 +72,9 @@ Async, on a simulated clock (lab/timers.py, lesson 15):
 Lab tests (lab/case.py): class Lab1(lab.LabCase) — failures in the test's own words, whole,
 and self.call(what, function, *args) turns the reader's exception into a plain FAIL;
 capped(model, cap=12) raises TooManyCalls past `cap` calls; drain(run) -> (events, error).
+A lab that has the reader rewrite run_agent or Harness re-tests the earlier rules on the new code:
+keeps_loop_rules(test, harness, stream=False, retry=False), keeps_harness_rules(test, harness);
+run_events(test, start, what) consumes a run, a runaway or an exception failing in a sentence.
 
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
@@ -85,7 +88,8 @@ from __future__ import annotations
 
 from typing import AsyncIterable, Awaitable, Iterable
 
-from .case import Capped, CappedStream, LabCase, TooManyCalls, capped, drain
+from .case import (Capped, CappedStream, LabCase, TooManyCalls, capped, drain, keeps_harness_rules,
+                   keeps_loop_rules, run_events)
 from .crashes import CrashPoint, CrashReport, explore_crashes
 from .messages import (CLIP, call, provider_error, reply, say, shape, show, text, tool_result,
                        user, validate)
@@ -113,6 +117,7 @@ __all__ = [
     "ScriptedModel", "Request", "ScriptExhausted", "forever", "power_cut", "raises", "forgetful",
     "tokens", "usage",
     "Shell", "drive", "LabCase", "capped", "Capped", "CappedStream", "TooManyCalls", "drain",
+    "keeps_loop_rules", "keeps_harness_rules", "run_events",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
     "renamer", "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK",

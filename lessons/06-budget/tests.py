@@ -510,5 +510,11 @@ class Lab2(_Case):
                       f"bytes', the tool's own budget: {_clip(bash.get('description'), 200)}")
 
 
+    def test_tail_budget_is_exact(self):
+        """truncate_tail's byte budget counts from 0: with max_bytes=5, "ab\\ncd\\n" (6 bytes) gives ("cd\\n", 1), and with max_bytes=6 the whole of it."""
+        self.cut("truncate_tail", "ab\ncd\n", ("cd\n", 1), max_bytes=5)
+        self.cut("truncate_tail", "ab\ncd\n", ("ab\ncd\n", 2), max_bytes=6)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -491,5 +491,21 @@ class Lab1(unittest.TestCase):
                         "that ended well")
 
 
+    def test_brake_ends_the_run(self):
+        """With max_turns=1 and a model that asks for a tool every time, the run ends by itself after one model call, on the failed reply "Agent stopped after max_turns=1", and gives a handful of events, not an endless stream."""
+        model, messages = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1"))] * 3), []
+        lab.run_events(self, lambda: harness.run_agent(model, harness.SYSTEM, messages,
+                                                       [_echo([])], "Go.", max_turns=1),
+                       "With max_turns=1 and a model that always calls ping",
+                       lambda: messages, cap=40)
+        last = messages[-1] if messages else {}
+        self.assertEqual((len(model.calls), last.get("error_message")),
+                         (1, "Agent stopped after max_turns=1"),
+                         f"the model was called {len(model.calls)} time(s) and the run ended on "
+                         f"{last.get('error_message')!r}; expected one call, and the failed "
+                         "reply error_message(\"Agent stopped after max_turns=1\") recorded "
+                         "in place of the second call.")
+
+
 if __name__ == "__main__":
     unittest.main()

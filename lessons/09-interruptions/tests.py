@@ -469,6 +469,14 @@ class Lab1(unittest.TestCase):
         self.assertEqual(asked, expected, f"The loop should ask {expected}; it asked {asked}.")
         self.assertEqual(_shape(messages), "U A U A", f"Expected U A U A, got {_shape(messages)}.")
 
+    def test_keeps_the_loop_rules(self):
+        """The rewritten run_agent keeps the earlier lessons' rules: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn, each tool call's start and end are announced; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; the model's exception reaches the caller."""
+        lab.keeps_loop_rules(self, harness)
+
+    def test_keeps_the_harness_rules(self):
+        """The rewritten Harness keeps lesson 8's rules: prompt() during a run raises RuntimeError("already running; use steer() or follow_up()") and queues nothing; is_running is True from prompt() until the run ends; steer() and follow_up() queue the user's words for the loop."""
+        lab.keeps_harness_rules(self, harness, listeners=False)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -526,6 +526,14 @@ class Lab1(_LabCase):
             self.fail(f"after the run that died, the next prompt's record ends {last}; expected "
                       'the model\'s answer, "Back."')
 
+    def test_keeps_the_loop_rules(self):
+        """The rewritten run_agent keeps the earlier lessons' rules: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them; the model's exception reaches the caller."""
+        lab.keeps_loop_rules(self, harness)
+
+    def test_keeps_the_harness_rules(self):
+        """The rewritten Harness keeps lessons 8 and 9's rules: prompt() during a run raises RuntimeError("already running; use steer() or follow_up()") and queues nothing; is_running is True from prompt() until the run ends; steer() and follow_up() queue the user's words for the loop."""
+        lab.keeps_harness_rules(self, harness, listeners=False)
+
 
 if __name__ == "__main__":
     unittest.main()

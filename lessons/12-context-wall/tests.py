@@ -368,6 +368,22 @@ class Lab1(_LabCase):
                          f"{len(again)} messages, not the {len(want)} the first one did.")
 
 
+    def test_cut_at_exactly_keep_recent(self):
+        """find_cut keeps exactly keep_recent tokens: when the newest messages add up to keep_recent exactly, the cut is at the first of them, even right after another user message; and when everything must be kept from the start, the cut moves on to index 1 if that is a user message."""
+        u0, u1, u2 = lab.user("Rename PORT."), lab.user("In m1.py."), lab.user("Now m2.py.")
+        a1, a2 = lab.say("Renamed in m1.py, tests pass."), lab.say("Renamed in m2.py as well.")
+        for messages, keep, want in (
+                ([u0, a1, u1, u2, a2], [u2, a2], 3),
+                ([u0, u1, a1], [u0, u1, a1], 1)):
+            keep_recent = harness.estimate_tokens(keep)
+            got = self.call("find_cut", harness.find_cut, messages, keep_recent)
+            self.assertEqual(got, want, f"find_cut of {_shape(messages)} with keep_recent="
+                             f"{keep_recent} (exactly the last {len(keep)} messages' estimate) "
+                             f"returned {got}; expected {want}: count from 0 back from the end, "
+                             "stop once the total reaches keep_recent (>=), then move on from "
+                             "max(index, 1) to a user message.")
+
+
 # -------------------------------------------------------------- lab 2: when, and once only
 
 class Lab2(_LabCase):
@@ -783,3 +799,26 @@ class Lab2(_LabCase):
                          "prompt(None)'s turns are not balanced.")
         self.assertFalse(any(e["type"] == "message_end" and e["message"]["role"] == "user"
                              for e in events), "prompt(None) added a user message.")
+
+    def test_threshold_is_strict(self):
+        """The threshold is strict: a prompt whose estimate is exactly window - reserve is sent with no compaction."""
+        def first(margin):
+            """The reason of the compaction the prompt began with, with window - reserve set to
+            the estimate of the messages and the prompt, plus `margin`; None if none."""
+            ws, log = _logged(6)
+            estimate = harness.estimate_tokens(log.replay() + [harness.user_message("Now m7.py.")])
+            session = self.call("Session", harness.Session, _model(100_000), harness.SYSTEM,
+                                [harness.make_read_tool(ws)], log,
+                                window=estimate + 500 + margin, reserve=500, keep_recent=600)
+            events, error = lab.drain(session.prompt("Now m7.py."))
+            self.assertIsNone(error, f"the prompt raised {error!r}.")
+            return events[0].get("reason") if events and events[0].get("type") == "compaction" \
+                else None
+        # From lesson 13 the estimate counts the system prompt too, as one more message: find
+        # which estimate this Session makes, then set window - reserve exactly to it.
+        system = harness.estimate_tokens([harness.user_message(harness.SYSTEM)])
+        margin = system if first(system - 1) else 0
+        got = first(margin)
+        self.assertIsNone(got, f"with window - reserve exactly the estimate, the prompt began "
+                          f"with a compaction ({got!r}); expected none: compact only when the "
+                          "estimate passes window - reserve (>), not when it reaches it.")

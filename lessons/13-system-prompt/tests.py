@@ -393,6 +393,15 @@ class Lab1(_LabCase):
         self.assertTrue(first == second, "two builds of the same world differ: "
                         f"{_first_difference(second, first)}.")
 
+    def test_no_instructions_no_heading(self):
+        """With no instruction file on the way to the working folder, the prompt has no instructions section: no heading with nothing under it."""
+        ws = _disk(without=("AGENTS.md", "app/AGENTS.md", "app/api/AGENTS.md"))
+        prompt = self.call("build_system_prompt", harness.build_system_prompt, _tools(ws), ws,
+                           "app/api", lab.Clock("2026-03-02"))
+        self.assertNotIn(INSTRUCTIONS_HEAD, prompt, "with no instruction file to read, the prompt "
+                         f"still says {INSTRUCTIONS_HEAD!r}: add the section only when "
+                         "find_instructions found a file.")
+
 
 IDENTITY_HEAD = "You are"
 INSTRUCTIONS_HEAD = "Project instructions, outermost first; the last is nearest and wins:"
@@ -673,3 +682,35 @@ class Lab2(_LabCase):
                          f"{stop!r}; expected the max_turns stop.")
         self.assertEqual(len(harness.SessionLog(ws, LOG).replay()), len(session.messages),
                          "the log and the Session disagree on the transcript.")
+
+    def test_keeps_lesson_12_compaction(self):
+        """is_overflow and compact, written again here, keep lesson 12's rules: is_overflow is True for a refusal for length and False for another failure; compact with nothing to cut returns False and writes nothing, and with old messages to cut appends one compaction entry replacing them and returns True."""
+        for words, want in (("400 prompt is too long: 208310 tokens > 200000 maximum", True),
+                            ("529 Overloaded", False)):
+            got = self.call("is_overflow", harness.is_overflow, lab.provider_error(words))
+            self.assertIs(got, want, f"is_overflow of a failed reply saying {words!r} returned "
+                          f"{got!r}; expected {want}.")
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        for n in range(6):
+            log.append_message(lab.user(f"Step {n}: " + "rename the port " * 20))
+            log.append_message(lab.say(f"Done with step {n}. " + "The port is renamed. " * 20))
+        model = lab.ScriptedModel([lab.summariser()])
+        before = ws.read_text(LOG)
+        got = self.call("compact", harness.compact, log, model, 1_000_000)
+        kept = ws.read_text(LOG) == before
+        self.assertEqual((got, len(model.calls), kept), (False, 0, True),
+                         f"with nothing to cut compact returned {got!r}, asked the model "
+                         f"{len(model.calls)} time(s) and {'left' if kept else 'changed'} the "
+                         "log; expected False, no call, the log as it was.")
+        rows = log.rows()
+        cut = harness.find_cut([m for _, m in rows], 200)
+        got = self.call("compact", harness.compact, log, model, 200)
+        new = log.entries()[len(rows):]
+        self.assertEqual((got, [e.get("type") for e in new]), (True, ["compaction"]),
+                         f"with old messages to cut compact returned {got!r} and appended "
+                         f"{[e.get('type') for e in new]}; expected True and one compaction entry.")
+        self.assertEqual(new[0].get("replaces"), [row_id for row_id, _ in rows[:cut]],
+                         f"the compaction replaces {new[0].get('replaces')}; expected the ids of "
+                         f"the {cut} rows before find_cut's cut.")
+

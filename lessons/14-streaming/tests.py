@@ -464,6 +464,22 @@ class Lab1(_LabCase):
                          f"were {_types(events)}")
 
 
+    def test_keeps_the_loop_rules(self):
+        """The streaming run_agent keeps the earlier lessons' rules, with a model that streams and one that does not: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them; the model's exception reaches the caller; prompt None is one retry."""
+        lab.keeps_loop_rules(self, harness, retry=True)
+        lab.keeps_loop_rules(self, harness, stream=True, retry=True)
+
+
+    def test_text_after_a_call(self):
+        """Text that comes after a call starts a text block of its own, and its next piece joins that block, not the first one: text, a call, then text in two pieces is finished as the same three blocks complete() gives."""
+        step = lab.reply("Reading.", CALL, "Done now.")
+        whole = lab.StreamingModel([step]).complete("s", [], [])
+        _, message = self.reply_of(lab.StreamingModel([step]).stream("s", [], []))
+        self.assertEqual(message, whole,
+                         f"stream_reply returned {message!r}; expected {whole!r}: a text piece "
+                         "joins the last block only if that block is text (content[-1])")
+
+
 # ------------------------------------------------------------ lab 2: try again, and show it
 
 class Lab2(_LabCase):
@@ -737,3 +753,12 @@ class Lab2(_LabCase):
         self.assertEqual(len(out.splitlines()), len(events),
                          f"JsonRenderer printed {len(out.splitlines())} lines for "
                          f"{len(events)} events")
+
+    def test_500_is_the_line(self):
+        """An error event with status 499, before any piece, is not retried; one with status 500 is: every status of 500 and up, and no other outside TRANSIENT."""
+        ok = lab.say("Hi.")
+        for status, calls in (("499 client closed request", 1), ("500 api_error", 2)):
+            model, wrapped, slept = self.retrying([lab.error_event(ok, 0, status), ok])
+            self.stream_of(wrapped, "")
+            self.assertEqual(len(model.calls), calls, f"an error event {status!r} before any "
+                             f"piece was asked {len(model.calls)} time(s); expected {calls}")

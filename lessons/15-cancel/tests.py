@@ -440,6 +440,26 @@ class Lab1(_Case):
                          "result for a call whose task was cancelled")
 
 
+    def test_keeps_the_loop_rules(self):
+        """The async run_agent keeps the earlier lessons' rules, with a model that streams and one that does not: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them; the model's exception reaches the caller; prompt None is one retry."""
+        lab.keeps_loop_rules(self, harness, retry=True)
+        lab.keeps_loop_rules(self, harness, stream=True, retry=True)
+
+    async def test_pieces_cost_no_time(self):
+        """Between two pieces the loop lets the rest of the program run without waiting: a reply streamed in several pieces, none of them slow, is recorded whole and the clock has not moved."""
+        messages = []
+        model = lab.StreamingModel([lab.say("Reading the config first, then the port.")])
+        await self.run_all(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."),
+                           "Streaming a reply")
+        self.assertEqual(harness.text_of(messages[-1]) if messages else None,
+                         "Reading the config first, then the port.",
+                         f"the reply recorded is {messages[-1] if messages else None!r}; expected "
+                         "the whole reply, as the stream returned it")
+        self.assertEqual(lab.now(), 0, f"streaming the reply took {lab.now()} s of the clock; "
+                         "expected none: between pieces, await asyncio.sleep(0), which lets other "
+                         "tasks run and waits for nothing")
+
+
 # ---------------------------------------------------------------------------------------- lab 2
 
 class Lab2(_Case):
@@ -686,3 +706,46 @@ class Lab2(_Case):
             pass
         self.assertIs(h.is_running, False, "a listener raised in _run's finally and the harness "
                       "stayed running: clear the flag in a finally of its own")
+
+    def test_keeps_the_harness_rules(self):
+        """The async Harness keeps lessons 8 and 9's rules: prompt() during a run raises RuntimeError("already running; use steer() or follow_up()") and queues nothing; is_running is True from prompt() until the run ends; steer() and follow_up() queue the user's words for the loop; unsubscribe() stops a listener's events and may be called twice."""
+        lab.keeps_harness_rules(self, harness)
+
+    async def test_close_lets_the_stream_go(self):
+        """A run closed by its consumer mid-stream (aclose at the first piece) lets the model's stream go before aclose() returns: _run's finally closes the loop's run itself, it does not leave it to the garbage collector."""
+        notes = []
+        scripted = lab.StreamingModel([lab.say("Reading the config first, then the port.")])
+
+        class Model:                          # a stream that notes when it is let go
+            def stream(self, system, context, tools):
+                try:
+                    yield from scripted.stream(system, context, tools)
+                finally:
+                    notes.append("closed")
+        h = harness.Harness(Model(), harness.SYSTEM, [])
+        run = h.prompt("Go.")
+        async for event in run:
+            if event["type"] == "message_update":
+                break
+        await run.aclose()
+        self.assertEqual(notes, ["closed"], "when the consumer's aclose() returned, the model's "
+                         "stream was still open: in _run's finally, await run.aclose() on "
+                         "run_agent's run before anything else")
+        self.assertIs(h.is_running, False, "after the close, is_running is True")
+
+    def test_close_calls_once_per_id(self):
+        """_close_calls() answers each open call id once: a record where the same id is open twice (a failed reply's call, asked again) gets one INTERRUPTED for it, and returns it."""
+        failed = dict(lab.reply(lab.call("wait", {}, id="c1")), stop_reason="error",
+                      error_message="cut off")
+        before = [lab.user("Wait."), failed, lab.user("Again."), lab.reply(lab.call("wait", {}, id="c1"))]
+        h = harness.Harness(lab.ScriptedModel([]), harness.SYSTEM, [], messages=before)
+        try:
+            added = h._close_calls()
+        except Exception as error:
+            self.fail(f"h._close_calls() raised {type(error).__name__}: {error}")
+        closed = [m.get("tool_call_id") for m in h.messages[len(before):]]
+        self.assertEqual(closed, ["c1"], f"_close_calls() appended results for {closed}; "
+                         "expected one, for c1: note each id as you answer it, so a second "
+                         "call with that id is not answered again")
+        self.assertEqual(len(added or []), 1, f"_close_calls() returned {added!r}; expected the "
+                         "one message it appended")

@@ -304,6 +304,37 @@ class Lab1(_LabCase):
                          "'stop_reason refusal'.")
 
 
+    def test_request_messages(self):
+        """The request's messages are anthropic_messages of the transcript, as they are."""
+        want = self.call("anthropic_messages", harness.anthropic_messages, _transcript())
+        body = self.body()
+        self.assertEqual(body.get("messages"), want, f"body['messages'] is "
+                         f"{body.get('messages')!r}; expected anthropic_messages(messages), "
+                         f"{want!r}.")
+
+    def test_counts_never_sent_are_zero(self):
+        """A reply or a stream with no usage counts 0 and 0, and a reply that stopped as the book names it carries no error_message."""
+        data = {k: v for k, v in lab.ANTHROPIC_TEXT.items() if k != "usage"}
+        got = self.call("anthropic_reply", harness.anthropic_reply, data)
+        self.assertEqual(got.get("usage"), {"input": 0, "output": 0},
+                         f"a reply with no usage has usage {got.get('usage')}; expected input 0, "
+                         "output 0.")
+        self.assertNotIn("error_message", got, f"a reply that stopped with end_turn has "
+                         f"error_message {got.get('error_message')!r}; only a failed reply "
+                         "has one.")
+        quiet = []
+        for item in lab.sse_events(lab.ANTHROPIC_STREAM_TEXT):
+            data = json.loads(item["data"]) if item["data"] else {}
+            data.pop("usage", None)
+            data.get("message", {}).pop("usage", None)
+            quiet.append({"event": item["event"], "data": json.dumps(data)})
+        events = self.events("anthropic_events", harness.anthropic_events, quiet)
+        self.assertEqual(events[-1] if events else None,
+                         {"type": "end", "stop_reason": "stop", "usage": {"input": 0, "output": 0}},
+                         f"a stream with no usage ended with {events[-1] if events else None}; "
+                         "expected an end with usage input 0, output 0.")
+
+
 # ------------------------------------------------------------------- lab 2: Chat Completions
 
 class Lab2(_LabCase):
@@ -507,6 +538,44 @@ class Lab2(_LabCase):
                          f"the last event is {events[-1]}.")
 
 
+    def test_reply_counts_partly_sent(self):
+        """A usage that names only one count gives 0 for the other."""
+        for usage, want in (({"prompt_tokens": 5}, {"input": 5, "output": 0}),
+                            ({"completion_tokens": 3}, {"input": 0, "output": 3})):
+            got = self.call("openai_reply", harness.openai_reply,
+                            {**lab.OPENAI_TEXT, "usage": usage})
+            self.assertEqual(got.get("usage"), want, f"usage {usage} became {got.get('usage')}; "
+                                                     f"expected {want}.")
+
+    def test_failed_reply_keeps_its_text(self):
+        """A reply that fails (a finish_reason the book has no name for) keeps its text and holds no call."""
+        data = {"choices": [{"index": 0, "finish_reason": "content_filter", "message": {
+            "role": "assistant", "content": "Partly said.", "tool_calls": [
+                {"id": "call_r1", "type": "function",
+                 "function": {"name": "read", "arguments": '{"path": "calc.py"}'}}]}}]}
+        got = self.call("openai_reply", harness.openai_reply, data)
+        self.assertEqual((got.get("stop_reason"), got.get("content")),
+                         ("error", [{"type": "text", "text": "Partly said."}]),
+                         f"a reply cut by content_filter became {got}; expected a failed reply "
+                         "whose content is its text block only.")
+
+    def test_events_unnamed_finish_fails(self):
+        """A stream whose finish_reason the book has no name for ends with an error naming it; a call piece with no index is call 0, and an empty arguments text yields no arguments event."""
+        chunks = [{"choices": [{"index": 0, "delta": {"tool_calls": [
+                      {"id": "call_r1", "type": "function",
+                       "function": {"name": "read", "arguments": ""}}]}}]},
+                  {"choices": [{"index": 0, "delta": {"tool_calls": [
+                      {"function": {"arguments": '{"path": "calc.py"}'}}]}}]},
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": "content_filter"}]}]
+        items = [{"event": None, "data": json.dumps(c)} for c in chunks]
+        items.append({"event": None, "data": "[DONE]"})
+        events = self.events("openai_events", harness.openai_events, items)
+        want = [{"type": "call", "index": 0, "id": "call_r1", "name": "read"},
+                {"type": "arguments", "index": 0, "json": '{"path": "calc.py"}'},
+                {"type": "error", "message": "finish_reason content_filter"}]
+        self.assertEqual(events, want, f"the events are {events}; expected {want}.")
+
+
 # -------------------------------------------------------------- lab 3: failures are replies
 
 def _anthropic(answers, environ=None, size=7, **options):
@@ -598,6 +667,15 @@ class Lab3(_LabCase):
             self.assertEqual(got, EVENTS[:-1], f"with the last {tail} bytes cut off, read_sse "
                              f"gave {got!r}; the last event had no blank line after it yet, so "
                              "it is not whole and must not be yielded")
+
+    def test_a_lone_cr_at_the_end(self):
+        """A stream that ends on a lone \\r: that \\r ends its line, so data: one\\r\\r yields its event, while data: one\\rdata: two\\r and data: one\\r:\\r, cut before their blank line, yield none."""
+        for data, want in ((b"data: one\r\r", [{"event": None, "data": "one"}]),
+                           (b"data: one\rdata: two\r", []), (b"data: one\r:\r", [])):
+            got = self.sse([data], f"on {data!r}")
+            self.assertEqual(got, want, f"on {data!r} read_sse gave {got!r}; expected {want!r}: "
+                             "at the end of the stream, a line that ends in \\r is the line "
+                             "without its \\r, no more and no less")
 
     def test_events_as_they_arrive(self):
         """read_sse is a generator that yields each event as soon as its blank line has arrived, before it reads the next chunk."""
@@ -864,6 +942,60 @@ class Lab3(_LabCase):
         self.assertEqual(lab.shape(log.replay()), "U A!", f"the log holds "
                                                           f"{lab.shape(log.replay())}.")
         self.assertNotIn(KEY, ws.read_text("session.jsonl"), "the key is in the session file.")
+
+    def test_whole_or_streamed(self):
+        """complete() asks for a whole answer (its body sets no stream), stream() for a stream (its body sets stream: true)."""
+        for make, whole, streamed in ((_anthropic, lab.ANTHROPIC_TEXT, lab.ANTHROPIC_STREAM_TEXT),
+                                      (_openai, lab.OPENAI_TEXT, lab.OPENAI_STREAM_TEXT)):
+            model, wire, _ = make([lab.answer(200, whole), lab.answer(200, streamed)])
+            self.complete(model)
+            self.stream(model)
+            flags = [sent.body.get("stream") if isinstance(sent.body, dict) else None
+                     for sent in wire.requests]
+            self.assertEqual(flags, [None, True], f"{type(model).__name__}: the bodies' stream "
+                             f"fields were {flags}, complete's first; expected none for "
+                             "complete, True for stream: complete posts with stream=False.")
+
+    def test_stream_first_failures_retried(self):
+        """stream() retries what fails before any piece as complete() does: an error event first, then a refused connection, each after a pause that doubles (BACKOFF, then twice it), and then yields the answer; a refused first request is retried too."""
+        model, wire, sleeps = _anthropic([lab.answer(200, lab.ANTHROPIC_STREAM_OVERLOADED),
+                                          lab.refused(),
+                                          lab.answer(200, lab.ANTHROPIC_STREAM_TEXT)])
+        got = self.stream(model)
+        self.assertEqual((len(wire.requests), sleeps), (3, [harness.BACKOFF, 2 * harness.BACKOFF]),
+                         f"{len(wire.requests)} requests were sent, with the pauses {sleeps}; "
+                         "expected 3, and BACKOFF, then twice it: count the attempts from 0, "
+                         "one more each failure, and sleep backoff(attempt, headers) between.")
+        self.assertEqual(got[-1].get("type") if got else None, "end",
+                         f"the stream ended with {got[-1] if got else None}.")
+        model, wire, sleeps = _anthropic([lab.refused(),
+                                          lab.answer(200, lab.ANTHROPIC_STREAM_TEXT)])
+        got = self.stream(model)
+        self.assertEqual((len(wire.requests), sleeps, got[-1].get("type") if got else None),
+                         (2, [harness.BACKOFF], "end"),
+                         f"a refused first request, then the answer: {len(wire.requests)} "
+                         f"requests, pauses {sleeps}, the stream ended with "
+                         f"{got[-1] if got else None}; expected 2 requests, one pause of BACKOFF, "
+                         "and an end: a failure with no answer has no headers, so start each "
+                         "attempt with headers = {}.")
+
+    def test_ctrl_c_goes_up(self):
+        """Ctrl-C while the provider is asked (KeyboardInterrupt from the transport) goes up from complete() and from stream(): only an OSError is a connection failure."""
+        def transport(method, url, headers, body):
+            raise KeyboardInterrupt
+        model = harness.AnthropicModel("claude-test", transport=transport, sleep=_Sleeps(),
+                                       environ={"ANTHROPIC_API_KEY": KEY})
+        for what, go in (("complete()", lambda: model.complete("Be brief.", _ask_read(), TOOLS)),
+                         ("stream()", lambda: list(model.stream("Be brief.", _ask_read(), TOOLS)))):
+            try:
+                got = go()
+            except KeyboardInterrupt:
+                continue
+            except Exception as error:
+                self.fail(f"{what} turned Ctrl-C into {type(error).__name__}: {error}; let "
+                          "KeyboardInterrupt go up as it is.")
+            self.fail(f"{what} caught Ctrl-C and gave {got!r}: catch OSError, not BaseException, "
+                      "so the user can stop a request that hangs.")
 
 
 if __name__ == "__main__":

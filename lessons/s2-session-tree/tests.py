@@ -334,6 +334,16 @@ class Lab1(_LabCase):
                       "Read the file on every call; remember nothing.")
 
 
+    def test_no_file_is_an_empty_session(self):
+        """A SessionTree whose file does not exist yet, or is empty, has no rows and replays to []."""
+        for files, what in (({}, "no file yet"), ({LOG: ""}, "an empty file")):
+            tree = harness.SessionTree(lab.Workspace(files), LOG)
+            rows = self.call("rows()", tree.rows)
+            replay = self.call("replay()", tree.replay)
+            self.assertEqual((rows, replay), ([], []), f"with {what}, rows() gave {rows!r} and "
+                             f"replay() {replay!r}; expected [] and []: a session with no line "
+                             "yet has no path to follow.")
+
 # ----------------------------------------------------------------------- lab 2: going back
 
 class Lab2(_LabCase):
