@@ -451,4 +451,4 @@ def test_side_quest_s2_lab_runs_the_readers_tree_and_downloads_as_lesson_s2(page
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("Side quest S2, all labs:"), done.stdout
-    assert "20 passed, 0 failed" in done.stdout
+    assert re.search(r"^\d+ passed, 0 failed$", done.stdout, re.M), done.stdout

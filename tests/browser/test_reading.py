@@ -398,20 +398,20 @@ def test_the_lab_verdict_comes_before_its_tests(page, base_url):
     assert summary["y"] < first_test["y"], "the verdict is above the tests"
 
 
-def test_on_a_phone_a_figure_opens_full_size_with_a_tap(page, base_url):
-    """At 390 px a figure's labels are small: a tap opens the drawing by itself, where the reader
-    can zoom; the caption says so in words too."""
+def test_on_a_phone_a_figure_links_to_the_drawing_and_a_tap_opens_it_large(page, base_url):
+    """At 390 px: without JavaScript the figure's link is the drawing itself; with it, a tap opens
+    the viewer (tests/browser/test_figures.py tests the viewer)."""
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(base_url + "lesson-11.html")
     figure = page.locator("figure.figure").first
     src = figure.locator("img").get_attribute("src")
+    assert figure.locator(".figure-open").get_attribute("href") == src
     assert figure.locator(".figure-full").get_attribute("href") == src
     figure.scroll_into_view_if_needed()
     screenshot(page, "phone-390-figure")
-    with page.expect_navigation():
-        figure.locator("img").click()
-    assert page.url.endswith(src), page.url
-    assert page.evaluate("document.documentElement.localName") == "svg", "the drawing itself is shown"
+    figure.locator("img").click()
+    page.locator("dialog.figure-viewer[open]").wait_for()
+    assert page.url.endswith("lesson-11.html"), page.url
 
 
 def test_on_a_phone_the_header_leaves_the_screen_to_the_text(page, base_url):
