@@ -913,7 +913,3 @@ class Lab2(_LabCase):
                          "it untouched.")
         self.assertEqual(len(_ops(ws, LOG)), writes, "the torn session file was written to; "
                          "expected no writes.")
-
-    def test_keeps_the_harness_rules(self):
-        """The rewritten Harness keeps lessons 8 and 9's rules: prompt() during a run raises RuntimeError("already running; use steer() or follow_up()") and queues nothing; is_running is True from prompt() until the run ends; steer() and follow_up() queue the user's words for the loop; unsubscribe() stops a listener's events and may be called twice."""
-        lab.keeps_harness_rules(self, harness)
