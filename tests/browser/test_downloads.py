@@ -95,6 +95,7 @@ def test_the_closing_page_gives_one_zip_to_take_home(page, base_url, site_dir, t
     harness = stages.load().solution("16.3")
     page.goto(base_url + "closing.html")
     button = page.locator("#lab-16-3 .lab-take-home")
+    button.wait_for(state="attached", timeout=15_000)   # the labs are built after the saved work is read
     assert button.count() == 1 and button.is_hidden(), "offered before the lab passed"
     work = {"format": 1, "saved": "", "answers": {}, "hints": {}, "cells": {},
             "labs": {"16-3": {"passed": True, "passedCode": harness}}}
