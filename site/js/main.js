@@ -5,6 +5,7 @@ import * as storage from "./storage.js";
 import * as checks from "./checks.js";
 import * as cells from "./cells.js";
 import * as labs from "./labs.js";
+import * as solution from "./solution.js";
 import * as answers from "./answers.js";
 import * as progress from "./progress.js";
 import * as capabilities from "./capabilities.js";
@@ -27,6 +28,7 @@ await storage.init(); // the saved work, read before the parts that restore it
 checks.init();
 cells.init();
 labs.init();
+solution.init(); // after labs, before answers: it hears the restored hints
 copy.init(); // after cells and labs: the Copy buttons join their bars
 print.init();
 contents.init(); // the contents rail and the headings' permalinks
