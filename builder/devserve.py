@@ -131,10 +131,11 @@ class Builder:
         self.project, self.out, self.state = project, out, state
         self.cache: dict = {}
 
-    def once(self, log=print) -> bool:
+    def once(self, log=print, steps=None) -> bool:
+        """Build once; `steps` (if given) hears each step of the build as it happens."""
         started = time.monotonic()
         try:
-            build(self.project, self.out, cache=self.cache, log=lambda line: None)
+            build(self.project, self.out, cache=self.cache, log=steps or (lambda line: None))
         except BuildError as error:
             with self.state.lock:
                 self.state.error = str(error)
@@ -170,7 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     out = (args.out or project.root / "_site").resolve()
     state = State()
     builder = Builder(project, out, state)
-    if not builder.once() and not (out / "index.html").exists():
+    # The first build runs every cell of every page: say so, and show its steps as they happen,
+    # so the minute it takes is not a silence.
+    print(f"Building the book into {out} (the first build runs every cell of every page; "
+          "about a minute, then the address of the book)...", flush=True)
+    first = builder.once(steps=lambda line: print(f"  {line}", flush=True))
+    if not first and not (out / "index.html").exists():
         print("devserve: the first build failed and there is no older site to serve; fix the "
               "source, then run again", file=sys.stderr)
         return 1

@@ -81,3 +81,14 @@ def test_a_page_that_no_longer_builds_shows_its_error_and_the_old_page_stays(ser
     path.write_text(path.read_text().replace("::: quiz Why", "::: aside Why"))
     assert builder.once(log=lambda line: None)
     assert json.loads(get(url + "__dev/state")[1])["error"] is None
+
+
+def test_the_first_build_says_what_it_is_doing(tmp_path):
+    """`make serve`'s first build is not a silence: each step of it is heard as it happens."""
+    book = tmp_path / "book"
+    shutil.copytree(FIXTURE, book)
+    builder = devserve.Builder(Project.at(book), tmp_path / "_site", devserve.State())
+    heard: list[str] = []
+    assert builder.once(log=lambda line: None, steps=heard.append)
+    assert any(line.startswith("execute") for line in heard), heard
+    assert any(line.startswith("write") for line in heard), heard

@@ -265,7 +265,7 @@ class Lab {
     this.cancelled = null;
     this.started = false;
     this.finished = new Set();   // the checklist items whose test has reported
-    this.runButton.disabled = true;
+    this.runButton.setAttribute("aria-disabled", "true");   // not .disabled: focus stays on it
     this.stopButton.hidden = false;
     this.section.dataset.state = "running";
     this.clearTicks();
@@ -296,7 +296,7 @@ class Lab {
       });
     clearTimeout(this.timer);
     this.running = false;
-    this.runButton.disabled = false;
+    this.runButton.removeAttribute("aria-disabled");
     this.stopButton.hidden = true;
     const stopped = this.cancelled ?? (result.stoppedBy || result.type === "stopped" ? "time" : null);
     if (result.type === "results" && !result.stoppedBy) this.show(result.results, text);

@@ -74,7 +74,7 @@ def test_three_failed_runs_offer_the_answer_and_a_pass_offers_the_books_way(page
     for run in range(3):
         assert offer.is_hidden(), f"offered after {run} failed runs"
         run_tests(page, "lab-99-1")
-        page.locator(f"{LAB} .lab-run:not([disabled])").wait_for()
+        page.locator(f"{LAB} .lab-run:not([aria-disabled])").wait_for()
     assert offer.is_visible() and "3 runs" in offer.inner_text()
 
     type_into_editor(page, LAB, FIXTURE_SOLUTION)
