@@ -145,10 +145,11 @@ class Builder:
         self.project, self.out, self.state = project, out, state
         self.cache: dict = {}
 
-    def once(self, log=print) -> bool:
+    def once(self, log=print, steps=None) -> bool:
+        """Build once; `steps` (if given) hears each step of the build as it happens."""
         started = time.monotonic()
         try:
-            build(self.project, self.out, cache=self.cache, log=lambda line: None)
+            build(self.project, self.out, cache=self.cache, log=steps or (lambda line: None))
         except Exception as error:          # noqa: BLE001 -- any failure is shown, and the watch goes on
             message = str(error) if isinstance(error, (BuildError, ToolError)) else describe(error)
             with self.state.lock:
@@ -190,7 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     out = (args.out or project.root / "_site").resolve()
     state = State()
     builder = Builder(project, out, state)
-    if not builder.once() and not (out / "index.html").exists():
+    # The first build runs every cell of every page: say so, and show its steps as they happen,
+    # so the minute it takes is not a silence.
+    print(f"Building the book into {out} (the first build runs every cell of every page; "
+          "about a minute, then the address of the book)...", flush=True)
+    first = builder.once(steps=lambda line: print(f"  {line}", flush=True))
+    if not first and not (out / "index.html").exists():
         print("devserve: the first build failed and there is no older site to serve; fix the "
               "source, then run again", file=sys.stderr)
         return 1

@@ -278,6 +278,8 @@ def draw_lab(token: Token, render: Render, page) -> dict:
     lesson = page.page.number
     data = {"tests": lab.tests_path, "lesson": lesson, "lab": lab.number, "point": lab.point,
             "file": lab.file_name, "download": lab.download}
+    if lab.solution:
+        data["solution"] = lab.solution
     if lab.take_home:
         data["take_home"] = lab.take_home
     spec = [t for t in token.children if not (t.type == "directive" and t.info in ("hints", "done"))]

@@ -12,6 +12,8 @@ import json
 import zipfile
 from pathlib import Path
 
+import difflib
+
 import stages
 from lab import lab_check
 
@@ -99,6 +101,7 @@ class Labs:
                 tests=mine, tests_path=f"py/tests/{tests_name(page)}",
                 download=f"downloads/lesson-{page.id}/",
                 file_name="harness.py" if number == 1 else f"harness-lab{number}.py",
+                solution=solution_path(page, number),
                 take_home=([f"downloads/lesson-{page.id}/{name}" for name in self._extras(page)]
                            if number == len(page.labs) else []))
         return views
@@ -137,6 +140,20 @@ class Labs:
         made[f"downloads/lesson-{page.id}.zip"] = zipped(files)
         return made
 
+    def solutions(self, page: Page) -> dict[str, bytes]:
+        """solutions/lesson-NN/lab-K.json: each lab's reference solution, for the reader who asks
+        for it (solution.js fetches it on request; it is in no page's HTML, so nothing on a page
+        gives it away): {"file": the whole solved file, "gaps": the book's code for each gap of
+        the starting file, in order, with the line its gap starts at}."""
+        made = {}
+        for number in range(1, len(page.labs) + 1):
+            point = page.point(number)
+            starting, solution = self.stages.starting(point), self.stages.solution(point)
+            data = {"lesson": page.id, "lab": number, "file": solution,
+                    "gaps": gap_solutions(starting, solution)}
+            made[solution_path(page, number)] = json.dumps(data, indent=1).encode("utf-8")
+        return made
+
     def py(self, pages: list[Page]) -> dict[str, bytes | Path]:
         """py/: what the page's worker loads (docs/architecture.md, "The page's Python")."""
         files: dict[str, bytes | Path] = {"py/cellrun.py": self.project.cellrun,
@@ -151,6 +168,36 @@ class Labs:
         listing = sorted(name.removeprefix("py/") for name in files)
         files["py/files.json"] = json.dumps({"files": listing}, indent=1).encode("utf-8")
         return files
+
+
+def solution_path(page: Page, number: int) -> str:
+    return f"solutions/lesson-{page.id}/lab-{number}.json"
+
+
+def gap_solutions(starting: str, solution: str) -> list[dict]:
+    """For each gap of `starting` (GAP_OPEN to GAP_CLOSE), the lines of `solution` that take its
+    place: the solution's lines between the nearest lines around the gap that both files share."""
+    old, new = starting.splitlines(), solution.splitlines()
+    where: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for a, b, size in matcher.get_matching_blocks():
+        for k in range(size):
+            where[a + k] = b + k
+    gaps, open_at = [], None
+    for index, line in enumerate(old):
+        if line.strip() == stages.GAP_OPEN:
+            open_at = index
+        elif line.strip() == stages.GAP_CLOSE and open_at is not None:
+            before = next((where[i] for i in range(open_at - 1, -1, -1) if i in where), -1)
+            after = next((where[i] for i in range(index + 1, len(old)) if i in where), len(new))
+            code = new[before + 1:after]
+            while code and not code[0].strip():
+                code.pop(0)
+            while code and not code[-1].strip():
+                code.pop()
+            gaps.append({"line": open_at + 1, "code": "\n".join(code)})
+            open_at = None
+    return gaps
 
 
 def zipped(files: dict[str, bytes | Path]) -> bytes:

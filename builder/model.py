@@ -151,6 +151,7 @@ class LabView:
     tests_path: str                 # "py/tests/lesson11.py"
     download: str                   # "downloads/lesson-11/"
     file_name: str                  # "harness.py" or "harness-lab2.py"
+    solution: str = ""              # "solutions/lesson-11/lab-1.json", fetched only on request
     take_home: list[str] = field(default_factory=list)   # the last lab of a page with extras:
     #                                 those files ("downloads/lesson-16/agent.py"), zipped in the
     #                                 page with the reader's harness.py ("Take my harness home")

@@ -184,6 +184,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
             files[f"assets/{src}"] = project.room(page) / src
         if page.labs:
             files.update(labs.downloads(page))
+            files.update(labs.solutions(page))
         manifest_pages.append(_manifest_entry(page, parsed, views))
         report.pages += 1
         report.cells += len(parsed.cells)

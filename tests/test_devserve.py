@@ -159,3 +159,14 @@ def test_a_tool_that_fails_is_shown_as_its_own_sentence(tmp_path, monkeypatch):
     monkeypatch.setattr(devserve, "build", no_node)
     assert not builder.once(log=lambda line: None)
     assert state.error == "node is not on PATH: the search index is made with Node"
+
+
+def test_the_first_build_says_what_it_is_doing(tmp_path):
+    """`make serve`'s first build is not a silence: each step of it is heard as it happens."""
+    book = tmp_path / "book"
+    shutil.copytree(FIXTURE, book)
+    builder = devserve.Builder(Project.at(book), tmp_path / "_site", devserve.State())
+    heard: list[str] = []
+    assert builder.once(log=lambda line: None, steps=heard.append)
+    assert any(line.startswith("execute") for line in heard), heard
+    assert any(line.startswith("write") for line in heard), heard

@@ -63,7 +63,10 @@ class Cell {
   /** A cell that answers a check or prompt shows its output once that is answered or it runs. */
   unfold() {
     const fold = this.element.querySelector("details.cell-answer");
-    if (fold) fold.open = true;
+    if (!fold) return;
+    fold.open = true;
+    const summary = fold.querySelector("summary");
+    if (summary) summary.textContent = "What it printed";
   }
 
   build() {
@@ -82,6 +85,7 @@ class Cell {
     if (this.lab !== null) bar.append(this.makeSwitch());
     this.stateLabel = document.createElement("span");
     this.stateLabel.className = "cell-state";
+    this.stateLabel.setAttribute("role", "status");   // "done", "ended with an error": announced
     bar.append(this.stateLabel);
     this.code.after(bar);
     this.bar = bar;
@@ -198,7 +202,7 @@ class Cell {
     this.running = true;
     this.cancelled = null;
     this.started = false;
-    this.runButton.disabled = true;
+    this.runButton.setAttribute("aria-disabled", "true");   // not .disabled: focus stays on it
     this.stopButton.hidden = false;
     this.output.clear();
     this.setState("queued", "waiting for Python…");
@@ -219,7 +223,7 @@ class Cell {
 
   finish(result) {
     this.running = false;
-    this.runButton.disabled = false;
+    this.runButton.removeAttribute("aria-disabled");
     this.stopButton.hidden = true;
     if (result.type === "done") {
       this.output.set(result.output);

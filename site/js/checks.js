@@ -137,6 +137,8 @@ function setupPrompt(prompt) {
     nudge.textContent = "";
     button.hidden = true;
     parts.forEach((part) => { part.hidden = false; });
+    // the model answer is out: hints still to come would only lead to it
+    prompt.querySelectorAll(".hint-next").forEach((next) => { next.hidden = true; });
     parts[0].open = true;
     parts[0].querySelector("summary").focus();
     prompt.dispatchEvent(new CustomEvent("book:answer", { bubbles: true, detail: { prompt: prompt.dataset.prompt } }));

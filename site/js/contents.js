@@ -1,6 +1,12 @@
-// A lesson's contents rail: its sections, checks and labs, where the reader is (aria-current)
-// and what is done (a check answered right, a lab passed). Sticky beside the text on wide
-// screens, folded at the top of the lesson on narrower ones. Every h2 gets a visible permalink.
+// The contents rail: every page of the book (from course.json), the current one marked
+// (aria-current="page") and ticked as the map ticks it (complete, or started), and under the
+// current page its own sections, checks and labs, where the reader is (aria-current) and what is
+// done (a check answered right, a lab whose latest run passed; ✗ for a lab whose latest run
+// failed). Fixed beside the text on wide screens; below that a fold that stays at the top of the
+// window as the reader scrolls, closed until opened. Every h2 gets a visible permalink.
+import { courseOnce, summarize, complete } from "./progress.js";
+import { allWork, onChange } from "./storage.js";
+
 const WIDE = matchMedia("(min-width: 80rem)");
 
 function slug(text) {
@@ -35,8 +41,64 @@ function entry(target, label, kind) {
 
 function isDone(target) {
   if (target.matches("section.check")) return target.dataset.state === "right";
-  if (target.matches("section.lab")) return target.dataset.passed === "true";
+  if (target.matches("section.lab")) {
+    // the latest result: a run that failed after an earlier pass is not a pass any more
+    const state = target.dataset.state;
+    return state === "pass" || (target.dataset.passed === "true" && !["fail", "failed", "running"].includes(state));
+  }
   return false;
+}
+
+function isFailing(target) {
+  return target.matches("section.lab") && ["fail", "failed"].includes(target.dataset.state);
+}
+
+/** "Lesson 01", "Checkpoint A", "Side quest S2", or the page's title alone (Welcome). */
+function pageName(page) {
+  if (page.kind === "lesson") return `${page.id} · ${page.title}`;
+  if (page.kind === "checkpoint") return `${page.id} · ${page.title}`;
+  if (page.kind === "side-quest") return `${page.id} · ${page.title}`;
+  return page.title;
+}
+
+/** The book's pages as a list, this page's entry holding `sections` (its own contents). */
+function bookList(course, here, sections) {
+  const list = document.createElement("ol");
+  list.className = "contents-list contents-book";
+  const items = [];
+  for (const page of (course.pages || []).filter((page) => page.path)) {
+    const item = document.createElement("li");
+    item.className = `contents-page contents-${page.kind}`;
+    item.dataset.pageId = page.id;
+    const link = document.createElement("a");
+    link.href = page.path;
+    link.textContent = pageName(page);
+    const mark = document.createElement("span");
+    mark.className = "contents-mark";
+    link.append(mark);
+    item.append(link);
+    if (page.id === here) {
+      link.setAttribute("aria-current", "page");
+      item.classList.add("is-here");
+      if (sections) item.append(sections);
+    }
+    list.append(item);
+    items.push(item);
+  }
+  const tick = () => {
+    const progress = summarize(allWork(), course);
+    for (const item of items) {
+      const state = progress[item.dataset.pageId];
+      const done = complete(state);
+      const started = !done && state && (state.labsPassed || state.answered || state.cellsEdited);
+      item.classList.toggle("is-complete", done);
+      item.classList.toggle("is-started", Boolean(started));
+      item.querySelector(".contents-mark").textContent = done ? " (complete)" : started ? " (started)" : "";
+    }
+  };
+  tick();
+  onChange(() => requestAnimationFrame(tick));
+  return list;
 }
 
 export function init() {
@@ -45,21 +107,21 @@ export function init() {
   const headings = [...lesson.querySelectorAll("h2")];
   headings.forEach(permalink);
   const parts = [...lesson.querySelectorAll("h2:not(.lab-title), section.check, section.lab")];
-  if (parts.filter((part) => part.matches("h2")).length < 2) return;
+  const ownContents = parts.filter((part) => part.matches("h2")).length >= 2;
 
   const nav = document.createElement("nav");
   nav.className = "contents";
-  nav.setAttribute("aria-label", "Contents of this page");
+  nav.setAttribute("aria-label", "Contents");
   const fold = document.createElement("details");
   fold.className = "contents-fold";
   const summary = document.createElement("summary");
   summary.textContent = "Contents";
   const list = document.createElement("ol");
-  list.className = "contents-list";
+  list.className = "contents-list contents-sections";
   let sub = null;
   const items = [];
   let checks = 0;
-  for (const part of parts) {
+  for (const part of ownContents ? parts : []) {
     let item;
     if (part.matches("h2")) {
       const label = part.cloneNode(true);
@@ -78,19 +140,31 @@ export function init() {
     items.push(item);
   }
   list.querySelectorAll("ol:empty").forEach((empty) => empty.remove());
-  fold.append(summary, list);
+  fold.append(summary);
+  if (ownContents) fold.append(list);
   nav.append(fold);
-  lesson.querySelector(".lesson-header").after(nav);
+  lesson.querySelector(".lesson-header")?.after(nav);
   document.body.classList.add("has-contents");
+  // The whole book around this page's own contents, once course.json is read; without it the
+  // page's own contents stay as they are.
+  courseOnce().then((course) => {
+    if (!course || !(course.pages || []).length) return;
+    const book = bookList(course, lesson.dataset.pageId, ownContents ? list : null);
+    fold.append(book);
+    summary.textContent = "Contents: the book";
+  }).catch(() => {});
 
   const placed = () => { fold.open = WIDE.matches; };
   placed();
   WIDE.addEventListener("change", placed);
   // On a narrow screen a chosen entry folds the contents away again.
-  list.addEventListener("click", (event) => { if (event.target.closest("a") && !WIDE.matches) fold.open = false; });
+  fold.addEventListener("click", (event) => { if (event.target.closest("a") && !WIDE.matches) fold.open = false; });
 
   const marks = () => {
-    for (const item of items) item.classList.toggle("is-done", isDone(item.target));
+    for (const item of items) {
+      item.classList.toggle("is-done", isDone(item.target));
+      item.classList.toggle("is-failing", isFailing(item.target));
+    }
   };
   marks();
   new MutationObserver(marks).observe(lesson, { subtree: true, attributes: true, attributeFilter: ["data-state", "data-passed"] });

@@ -5,6 +5,8 @@ import * as storage from "./storage.js";
 import * as checks from "./checks.js";
 import * as cells from "./cells.js";
 import * as labs from "./labs.js";
+import * as solution from "./solution.js";
+import * as labside from "./labside.js";
 import * as answers from "./answers.js";
 import * as progress from "./progress.js";
 import * as capabilities from "./capabilities.js";
@@ -27,6 +29,8 @@ await storage.init(); // the saved work, read before the parts that restore it
 checks.init();
 cells.init();
 labs.init();
+solution.init(); // after labs, before answers: it hears the restored hints
+labside.init(); // "Spec beside the code", in each lab's tools
 copy.init(); // after cells and labs: the Copy buttons join their bars
 print.init();
 contents.init(); // the contents rail and the headings' permalinks

@@ -20,6 +20,9 @@ export function init() {
     return;
   }
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
+  // Under `make serve` (builder/devserve.py adds its reload script) there is no worker on purpose:
+  // nothing to register, so nothing to warn about.
+  if (document.querySelector('script[src*="__dev/"]')) return;
   watchTouches();
   // After the page's own loading, so saving the book never competes with the first read.
   if (document.readyState === "complete") register();

@@ -96,13 +96,22 @@ function drawCourse(manifest, pages) {
   const started = path.some((page) => pages[page.id] && (pages[page.id].labsPassed || pages[page.id].answered || pages[page.id].cellsEdited));
   // A new reader starts at the beginning (the welcome page), a returning one where they are.
   const next = started ? path.find((page) => !complete(pages[page.id])) : written[0];
+  // What counts (the pages with labs or questions) and what complete takes, said; the bar moves
+  // with every lab passed and question answered, not only with whole pages.
   const count = element("p", "course-count", `${done.length} of ${path.length} pages complete`);
+  const what = element("p", "course-what", `Counted: the ${path.length} pages with labs or questions ` +
+    "(side quests are optional). A page is complete when its labs pass and its questions are answered.");
+  const share = (page) => {
+    const p = pages[page.id];
+    const of = p ? (p.labs || 0) + (p.questions || 0) : 0;
+    return of ? Math.min(1, (p.labsPassed + Math.min(p.answered, p.questions || 0)) / of) : 0;
+  };
   const bar = document.createElement("progress");
   bar.className = "course-bar";
   bar.max = path.length || 1;
-  bar.value = done.length;
-  bar.setAttribute("aria-label", "Pages complete");
-  const parts = [count, bar];
+  bar.value = path.reduce((sum, page) => sum + share(page), 0);
+  bar.setAttribute("aria-label", "Progress through the course: labs passed and questions answered");
+  const parts = [count, bar, what];
   if (next) {
     const link = element("a", "course-continue", `${started ? "Continue" : "Start"}: ${next.name}`);
     link.href = next.path;

@@ -42,8 +42,11 @@ export function query(search, text) {
 }
 
 /** `found` with the places that say the words themselves first: the whole phrase, then every
- * word; MiniSearch's order within each. (A cell whose section is called "Torn writes" matches
- * "torn write" too, but the places that say it come first.) */
+ * word; MiniSearch's order within each. Words searched together are a phrase: when some places
+ * say the phrase ("torn write", "torn-write", "torn writes"), only those are shown. Within each
+ * rank, the page that introduces the words comes first, before pages that only use them: the
+ * earliest page in reading order whose places score, in all, at least half the best page's (a
+ * page that mentions a term once in passing, before the lesson about it, is not its home). */
 function byOwnWords(found, text) {
   const words = queryWords(text).map((word) => word.toLowerCase());
   const phrase = words.join(" ");
@@ -52,8 +55,23 @@ function byOwnWords(found, text) {
     if (words.length > 1 && own.includes(phrase)) return 0;
     return words.every((word) => own.includes(word)) ? 1 : 2;
   };
-  return found.map((result, at) => ({ result, at, rank: rank(result) }))
-    .sort((a, b) => a.rank - b.rank || a.at - b.at)
+  let ranked = found.map((result, at) => ({ result, at, rank: rank(result) }));
+  if (ranked.some((entry) => entry.rank === 0)) ranked = ranked.filter((entry) => entry.rank === 0);
+  const pageOf = (result) => String(result.url || "").split("#")[0];
+  const weight = new Map();
+  const order = new Map();   // a page's place in the book: its first document's id
+  for (const { result, rank: r } of ranked) {
+    const page = pageOf(result);
+    order.set(page, Math.min(order.get(page) ?? Infinity, Number(result.id) || 0));
+    if (r < 2) weight.set(page, (weight.get(page) ?? 0) + (result.score ?? 0));
+  }
+  const best = Math.max(0, ...weight.values());
+  let home = null;
+  for (const [page, total] of weight) {
+    if (total >= best / 2 && (home === null || order.get(page) < order.get(home))) home = page;
+  }
+  const first = (entry) => (pageOf(entry.result) === home ? 0 : 1);
+  return ranked.sort((a, b) => a.rank - b.rank || first(a) - first(b) || a.at - b.at)
     .map(({ result }) => result);
 }
 

@@ -23,6 +23,9 @@ function apply(theme) {
   document.documentElement.dataset.theme = theme;
   const toggle = document.querySelector(".theme-toggle");
   if (toggle) toggle.setAttribute("aria-pressed", String(theme === "dark"));
+  // the words say the state too (aria-pressed says it to a screen reader): "Dark theme: on"
+  const state = toggle && toggle.querySelector(".theme-state");
+  if (state) state.textContent = theme === "dark" ? ": on" : ": off";
 }
 
 export function set(theme) {

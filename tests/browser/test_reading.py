@@ -379,9 +379,9 @@ def test_the_contents_rail_and_permalinks(page, base_url):
     page.reload()
     rail.wait_for()
     assert page.locator(".contents-fold").get_attribute("open") is None
-    assert page.locator(".contents-list").is_hidden()
+    assert page.locator(".contents-book").is_hidden()
     page.locator(".contents-fold > summary").click()
-    assert page.locator(".contents-list").is_visible()
+    assert page.locator(".contents-book").is_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
 
