@@ -12,6 +12,7 @@
 //   review["check:11-2"], review["prompt:11-1"]: the review's own state (schedule.js; a prompt's
 //     is {lesson, done: true} once written and compared on the review page)
 import { dueAt, isDue } from "./schedule.js";
+import { labKey } from "./names.js";
 
 /** Fewer words than this, written before opening a model answer, is "without writing". */
 export const WORDS_WRITTEN = 5;
@@ -58,11 +59,11 @@ export function collect(work, questions, course, now = Date.now()) {
   }
   for (const page of course.pages || []) {
     for (const lab of page.labs || []) {
-      const key = `${page.number}-${lab.number}`;
+      const key = labKey(page.number, lab.number);
       const failed = new Set(work.labs[key]?.failed || []);
       const sentences = (lab.tests || []).filter((test) => failed.has(test.id)).map((test) => test.sentence);
       if (!sentences.length) continue;
-      found.tests.push({ key, page, lab, href: `${page.path}#lab-${page.number}-${lab.number}`,
+      found.tests.push({ key, page, lab, href: `${page.path}#lab-${key}`,
                          passed: Boolean(work.labs[key]?.passed), sentences });
     }
   }

@@ -28,8 +28,8 @@ export function shuffled(n, random = Math.random) {
   return order;
 }
 
-function html(tag, className, markup) {
-  const node = element(tag, className);
+/** `node` holding `markup`: the book's own HTML, from questions.json. */
+function withHTML(node, markup) {
   node.innerHTML = markup;
   return node;
 }
@@ -52,7 +52,7 @@ function drawCheck({ key, check, state }) {
   box.dataset.live = "";
   box.dataset.review = key;
   const label = element("p", "check-label", checkLabel(check));
-  const question = html("div", "check-question", check.question);
+  const question = withHTML(element("div", "check-question"), check.question);
   question.id = `${id}-q`;
   const list = element("ol", "check-options");
   list.setAttribute("role", "group");
@@ -70,7 +70,7 @@ function drawCheck({ key, check, state }) {
     button.setAttribute("aria-pressed", "false");
     const letter = element("span", "option-letter", String.fromCharCode(65 + place));
     letter.setAttribute("aria-hidden", "true");
-    button.append(letter, html("span", "option-body", option.text));
+    button.append(letter, withHTML(element("span", "option-body"), option.text));
     item.append(button);
     button.addEventListener("click", () => choose(original, item));
     return item;
@@ -87,7 +87,7 @@ function drawCheck({ key, check, state }) {
       item.querySelector(".option-explain")?.remove();
     }
     // this option's explanation, under it: only now, after it was chosen
-    chosen.append(html("div", "option-explain", check.options[original].explain));
+    chosen.append(withHTML(element("div", "option-explain"), check.options[original].explain));
     if (exploring) {
       verdict.textContent = "Right, and still answered: you are reading why another option misses.";
       return;
@@ -104,7 +104,7 @@ function drawCheck({ key, check, state }) {
     verdict.classList.toggle("verdict-wrong", !right);
     box.dataset.state = right ? "right" : "wrong";
     if (right && !after.querySelector(".check-explain")) {
-      for (const text of check.explain) after.prepend(html("div", "check-explain", text));
+      for (const text of check.explain) after.prepend(withHTML(element("div", "check-explain"), text));
       const link = element("a", "review-source", `Read it again on its page: ${check.name}`);
       link.href = check.href;
       after.append(link);
@@ -122,7 +122,7 @@ function drawPrompt({ key, prompt }) {
   box.dataset.review = key;
   box.setAttribute("aria-labelledby", `${id}-q`);
   const label = element("p", "prompt-label", `${prompt.name} · write it yourself`);
-  const question = html("div", "prompt-question", prompt.question);
+  const question = withHTML(element("div", "prompt-question"), prompt.question);
   question.id = `${id}-q`;
   const inputLabel = element("label", "prompt-input-label", "Your answer, from memory this time");
   inputLabel.htmlFor = `${id}-input`;
@@ -143,8 +143,13 @@ function drawPrompt({ key, prompt }) {
     }
     nudge.textContent = "";
     reveal.hidden = true;
-    for (const text of prompt.answer) after.append(html("div", "prompt-answer review-answer", text));
-    for (const text of prompt.misses) after.append(html("div", "prompt-misses review-answer", text));
+    for (const text of prompt.answer) {
+      after.append(element("p", "review-answer-label", "The model answer"), withHTML(element("div", "prompt-answer review-answer"), text));
+    }
+    for (const text of prompt.misses) {
+      after.append(element("p", "review-answer-label", "Common answers, and what each one misses"),
+                   withHTML(element("div", "prompt-misses review-answer"), text));
+    }
     after.append(element("p", "review-next", "Compared: this prompt leaves the review."));
     update("review", key, { lesson: prompt.id.split("-")[0], done: true });
     after.querySelector(".review-answer")?.setAttribute("tabindex", "-1");
