@@ -104,9 +104,13 @@ def test_a_check_missed_comes_back_spaced_until_answered_right_twice(page, base_
     page.goto(base_url + "lesson-01.html")
     lesson_order = [" ".join(t.split()) for t in page.locator("#check-1-1 .option-body").all_inner_texts()]
     wrong = next(i for i in range(len(check["options"])) if i != check["right"]) + 1
-    page.locator(f'#check-1-1 .check-option[data-option="{wrong}"] .option-button').click()
-    page.locator(f'#check-1-1 .check-option[data-option="{check["right"] + 1}"] .option-button').click()
-    wait_saved(page, '"first":false')
+    # Clicked in the DOM: the page moves as Python and the editors arrive, and a click aimed at a
+    # place on the screen could land elsewhere.
+    page.locator(f'#check-1-1 .check-option[data-option="{wrong}"] .option-button').evaluate("b => b.click()")
+    page.wait_for_function("document.getElementById('check-1-1').dataset.state === 'wrong'")
+    page.locator(f'#check-1-1 .check-option[data-option="{check["right"] + 1}"] .option-button').evaluate("b => b.click()")
+    page.wait_for_function("document.getElementById('check-1-1').dataset.state === 'right'")
+    wait_saved(page, '"first":false', '"right":true')
     assert stored(page)["answers"]["check:1-1"]["value"]["right"] is True, "answered right in the end"
 
     # The same day: not due yet, and the map says when it comes back.
