@@ -311,3 +311,44 @@ def test_the_review_works_offline(profiles, base_url, questions):
     assert plain(questions["checks"]["1-2"]["question"])[:50] in plain(page.inner_html("#review-body"))
     page.goto(base_url + "index.html")
     assert due_line(page) == "1 question to review"
+
+
+def test_a_lesson_keeps_what_the_review_needs_a_failed_test_and_a_model_answer_opened_unwritten(page, base_url, course):
+    """On a real page: a lab run that fails keeps the tests it failed (its rules then listed on the
+    review, with the lab passed after); a model answer opened with two words written is kept as
+    opened unwritten, and counted on the map."""
+    from fixture_site import type_into_editor, wait_editor, wait_ready
+    from test_labs import run_tests, solution
+    right = solution("1.1")
+    wrong = right.replace('return {"role": "user", "content": text}', 'return {"role": "user", "content": [text]}')
+    assert wrong != right
+    page.goto(base_url + "lesson-01.html")
+    prompt = page.locator(".prompt[data-prompt]").first
+    prompt_id = prompt.get_attribute("data-prompt")
+    prompt.locator(".prompt-input").fill("no idea")
+    prompt.locator(".answer-reveal").evaluate("b => b.click()")
+    wait_saved(page, '"revealedWith":2')
+
+    wait_ready(page)
+    wait_editor(page, "#lab-1-1")
+    type_into_editor(page, "#lab-1-1", wrong)
+    results = run_tests(page, "lab-1-1")
+    failed = sorted(test for test, status in results.items() if status == "fail")
+    assert failed, results
+    wait_saved(page, '"failed":[')
+    kept = stored(page)["labs"]["1-1"]["failed"]
+    assert sorted(t.split(".")[-1] for t in kept) == sorted(t.split(".")[-1] for t in failed)
+    type_into_editor(page, "#lab-1-1", right)
+    assert set(run_tests(page, "lab-1-1").values()) == {"pass"}
+    wait_saved(page, '"passed":true')
+
+    page.goto(base_url + "index.html")
+    assert due_line(page) == "1 question to review"
+    page.goto(base_url + "review.html")
+    page.locator("#review-body .review-rule").first.wait_for()
+    lab = next(p for p in course["pages"] if p["id"] == "01")["labs"][0]
+    sentences = [t["sentence"] for t in lab["tests"] if t["id"] in kept]
+    assert page.locator("#review-body .review-rule").all_inner_texts() == sentences
+    assert "(passed since)" in page.locator("#review-body .review-lab").inner_text()
+    assert page.locator(f"#review-prompt-{prompt_id}").count() == 1
+    screenshot(page, "review-lab-rules")
