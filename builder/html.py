@@ -33,6 +33,8 @@ class PageContext:
     templates: object = None       # the jinja2 Environment the partials come from
     in_book: bool = False          # drawn into print.html, beside every other page
     headings: set[str] = field(default_factory=set)   # the section ids the page's headings carry
+    drawn: list | None = None      # when a list: each check and prompt drawn, (kind, its partial's
+    #                                context), for the review's questions.json (builder/questions.py)
 
     @property
     def prefix(self) -> str:
@@ -76,7 +78,10 @@ def _directive(self, tokens, idx, options, env) -> str:
     render = lambda ts: self.render(ts, options, env)  # noqa: E731
     if entry is None or entry.template is None:
         return render(token.children)
-    return page.templates.get_template(entry.template).render(**entry.context(token, render, page))
+    context = entry.context(token, render, page)
+    if page.drawn is not None and token.info in ("check", "prompt"):
+        page.drawn.append((token.info, context))
+    return page.templates.get_template(entry.template).render(**context)
 
 
 def _fence(self, tokens, idx, options, env) -> str:

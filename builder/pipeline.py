@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, code, course as course_stage, mutants, names, offline, rules, search, source as source_stage, tau, wrong
+from . import cells, code, course as course_stage, mutants, names, offline, questions, rules, search, source as source_stage, tau, wrong
 from .labs import Labs
 from .project import Project
 from .render import Renderer
@@ -194,8 +194,11 @@ def build(project: Project, out: Path, *, assets: bool = True,
     files["index.html"] = renderer.index()
     files["404.html"] = renderer.missing()
     files["print.html"] = renderer.book(drawn)
+    files["review.html"] = renderer.review()
+    files[questions.TARGET] = questions.questions_json(
+        [(page, renderer.drawn.get(page.id, [])) for page in written])
     files.update(_static(project))
-    log(f"render   {report.pages} pages, the course map and the whole book to print")
+    log(f"render   {report.pages} pages, the course map, the whole book to print and the review")
 
     manifest = {"build": content_hash(files), "pages": manifest_pages}
     files["course.json"] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"

@@ -39,6 +39,7 @@ class Renderer:
 
     def __init__(self, project: Project, course: Course) -> None:
         self.course = course
+        self.drawn: dict[str, list] = {}    # page id -> its checks and prompts as drawn (lesson())
         self.md = html.install(markup.parser())
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(project.site / "templates"),
@@ -52,12 +53,12 @@ class Renderer:
                 "next": Link(following) if following else None}
 
     def _body(self, source: Source, outputs: dict[str, str], labs: dict[int, LabView],
-              in_book: bool = False) -> tuple[Markup, Markup]:
+              in_book: bool = False, drawn: list | None = None) -> tuple[Markup, Markup]:
         """A page's body and its "new here" line, drawn from its parsed tokens."""
         context = PageContext(course=self.course, page=source.page, outputs=outputs,
                               cells={c.id: c for c in source.cells}, labs=labs,
                               templates=self.templates, in_book=in_book,
-                              headings=html.heading_ids(source.tokens))
+                              headings=html.heading_ids(source.tokens), drawn=drawn)
         env = {"page": context}
         body = self.md.renderer.render(source.tokens, self.md.options, env)
         new_here = ""
@@ -68,7 +69,8 @@ class Renderer:
     def lesson(self, source: Source, outputs: dict[str, str], labs: dict[int, LabView]) -> str:
         """The HTML of one written page (a lesson, the welcome page, a checkpoint...)."""
         page = source.page
-        body, new_here = self._body(source, outputs, labs)
+        self.drawn[page.id] = []
+        body, new_here = self._body(source, outputs, labs, drawn=self.drawn[page.id])
         previous, _ = self.course.neighbours(page)
         template = "welcome.html" if page.kind == "welcome" else "lesson.html"
         return self.templates.get_template(template).render(
@@ -97,6 +99,12 @@ class Renderer:
         first = next(p for p in self.course.pages if p.written and p.kind == "lesson")
         return self.templates.get_template("404.html").render(
             **self._common(None), title="No such page", runs_python=False, first=first)
+
+    def review(self) -> str:
+        """review.html: what the reader got wrong, drawn in the browser from their saved work
+        (site/js/review.js) and questions.json; the HTML holds no question and no answer."""
+        return self.templates.get_template("review.html").render(
+            **self._common(None), title="Review what you got wrong", runs_python=False)
 
     def index(self) -> str:
         """The course map: every page in order, written or not."""

@@ -2,10 +2,15 @@
 // checks.js announces, this module listens (docs/architecture.md, "Saved work"):
 //   book:check  on a .check[data-check], detail {check, option, right}: an option chosen
 //   book:hint   on a .hints box, detail {shown, of}: hints revealed so far
+//   book:answer on a .prompt, detail {prompt}: its model answer opened
+// A check's first answer is kept apart from its latest (`first`: right or not, `firstAt`: when),
+// and a prompt's opened model answer with how many words were written then (`revealedWith`):
+// the review page (review-items.js) asks again what was got wrong.
 // A prompt's written answer is read from its .prompt-input as the reader types.
 // Restoring replays the reader's own actions (the option's button, the hint button), so the page
 // looks exactly as if they had just done them. Call init() after checks.init().
 import { saved, update } from "./storage.js";
+import { words } from "./review-items.js";
 
 const lessonOf = (id) => String(id).split("-")[0];
 
@@ -44,7 +49,12 @@ export function init() {
   document.addEventListener("book:check", (event) => {
     const { check, option, right } = event.detail || {};
     if (check === undefined) return;
-    update("answers", `check:${check}`, { lesson: lessonOf(check), value: { option, right } });
+    const key = `check:${check}`;
+    const before = saved("answers", key);
+    const fields = { lesson: lessonOf(check), value: { option, right } };
+    if (!before) Object.assign(fields, { first: right, firstAt: new Date().toISOString() });
+    else if (before.first === undefined && before.value) fields.first = before.value.right === true;
+    update("answers", key, fields);
   });
   document.addEventListener("book:hint", (event) => {
     const box = event.target.closest?.(".hints");
@@ -52,6 +62,17 @@ export function init() {
     const id = hintsId(box);
     const lesson = (id.match(/-([^-/]+)-[^-/]+\//) || [])[1] || "";
     update("hints", id, { lesson, shown: event.detail.shown });
+  });
+  document.addEventListener("book:answer", (event) => {
+    const prompt = event.target.closest?.(".prompt[data-prompt]");
+    if (!prompt) return;
+    const id = prompt.dataset.prompt;
+    const text = prompt.querySelector(".prompt-input")?.value || "";
+    // the fewest words it was ever opened with: opened again later, on a fuller answer, it was
+    // still once opened with next to nothing written
+    const before = saved("answers", `prompt:${id}`)?.revealedWith;
+    const written = Number.isInteger(before) ? Math.min(before, words(text)) : words(text);
+    update("answers", `prompt:${id}`, { lesson: lessonOf(id), value: text, revealedWith: written });
   });
   document.addEventListener("input", (event) => {
     const prompt = event.target.closest?.(".prompt[data-prompt]");

@@ -364,6 +364,11 @@ class Lab {
     this.section.dataset.passed = String(all || this.section.dataset.passed === "true");
     // solution.js counts the runs without a pass (after three, it offers the book's answer)
     this.section.dispatchEvent(new CustomEvent("book:lab-run", { bubbles: true, detail: { lab: this.key, passed: all } }));
+    // Every test failed on the way is kept (the review page lists the rules they state); not a
+    // file that did not import, nor a name it lacks: those broke no rule of the test's.
+    const failed = failures.filter(brokeItsRule).map((result) => String(result.id)).filter((id) => this.item(id));
+    const before = saved("labs", this.key)?.failed || [];
+    if (failed.some((id) => !before.includes(id))) update("labs", this.key, { failed: [...new Set([...before, ...failed])] });
     if (all) {
       update("labs", this.key, { passed: true, passedCode: text, useMine: saved("labs", this.key)?.useMine ?? true });
       this.showDone(true);
@@ -474,4 +479,11 @@ export function init() {
   if (labs.length) {
     mountWhenQuiet(() => labs.forEach((lab) => lab.openEditor()));
   }
+}
+
+/** A failed result whose test ran against the reader's code: not "does not import", not a name
+ * the file lacks. */
+function brokeItsRule(result) {
+  if (result.status === "fail") return true;
+  return result.status === "error" && !result.cause && !/ does not import: /.test(String(result.message || ""));
 }

@@ -17,6 +17,9 @@ import * as contents from "./contents.js";
 import * as search from "./search.js";
 import * as pagekeys from "./pagekeys.js";
 import * as figures from "./figures.js";
+import * as review from "./review.js";
+import * as reviewDue from "./review-due.js";
+import * as harnessMap from "./harness-map.js";
 
 theme.init(); // the header's theme toggle (the theme itself is set before the first paint)
 search.init(); // the header's search box, and "/" to reach it
@@ -37,4 +40,7 @@ contents.init(); // the contents rail and the headings' permalinks
 answers.init(); // after checks.init(): it restores answers by replaying them
 progress.init();
 capabilities.init(); // "What your harness can do": ticked from the labs passed
+harnessMap.init(); // the course map's "Your harness so far"
+reviewDue.init(); // the course map's "4 questions to review"
+review.init(); // review.html: what the reader got wrong, asked again
 offline.init(); // the service worker: the whole book saved for offline study

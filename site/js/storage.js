@@ -7,7 +7,10 @@
 //    "labs":    {"11-1": {"code": "...", "base": "<hash of the starting file>", "passed": true,
 //                         "passedCode": "<the text that passed>", "useMine": true}},
 //    "answers": {"<check id>": {"lesson": "11", "value": <anything JSON>}},
-//    "hints":   {"<prompt id>": {"lesson": "11", "shown": 2}}}
+//    "hints":   {"<prompt id>": {"lesson": "11", "shown": 2}},
+//    "review":  {"check:11-2": {"lesson": "11", "step": 1, "rights": 1, "due": "<ISO time>", "done": false}}}
+// "review" is the review page's state (schedule.js, review-items.js); a save or an export made
+// before it existed has none, and loads and imports as an empty one.
 // An edit is never overwritten by a new build: when the book's text changes under it (`base`
 // differs), the page keeps the reader's code and offers the new text.
 //
@@ -20,7 +23,9 @@ import { ensure } from "./dom.js";
 
 export const KEY = "agent-harness-book/work";
 export const FORMAT = 1;
-const SECTIONS = ["cells", "labs", "answers", "hints"];
+const SECTIONS = ["cells", "labs", "answers", "hints", "review"];
+/** The sections every save has; the later ones (the review's) may be absent from an older one. */
+const REQUIRED = ["cells", "labs", "answers", "hints"];
 const DELAY_MS = 300;
 
 let work = empty();
@@ -35,7 +40,7 @@ let seen = "";
 let replaced = false;
 
 function empty() {
-  return { format: FORMAT, saved: "", cells: {}, labs: {}, answers: {}, hints: {} };
+  return { format: FORMAT, saved: "", cells: {}, labs: {}, answers: {}, hints: {}, review: {} };
 }
 
 /** A short hash of a text (FNV-1a, 32 bits): tells whether the book's text changed. */
@@ -64,6 +69,7 @@ export function problem(data) {
   if (data.format !== FORMAT) return `its format is ${JSON.stringify(data.format)}, not ${FORMAT}`;
   for (const section of SECTIONS) {
     const part = data[section];
+    if (part === undefined && !REQUIRED.includes(section)) continue;
     if (!part || typeof part !== "object" || Array.isArray(part)) return `"${section}" is not an object`;
     for (const [id, entry] of Object.entries(part)) {
       if (!entry || typeof entry !== "object" || Array.isArray(entry)) return `${section}.${id} is not an object`;
@@ -72,6 +78,9 @@ export function problem(data) {
       if (section === "labs" && entry.passedCode !== undefined && typeof entry.passedCode !== "string")
         return `labs.${id}.passedCode is not text`;
       if (section === "hints" && !Number.isInteger(entry.shown)) return `hints.${id}.shown is not a whole number`;
+      if (section === "labs" && entry.failed !== undefined &&
+          !(Array.isArray(entry.failed) && entry.failed.every((test) => typeof test === "string")))
+        return `labs.${id}.failed is not a list of test names`;
     }
   }
   return "";
@@ -166,7 +175,7 @@ export async function load() {
   return work;
 }
 
-/** The saved entry `id` of `section` ("cells", "labs", "answers", "hints"), or undefined. */
+/** The saved entry `id` of `section` ("cells", "labs", "answers", "hints", "review"), or undefined. */
 export function saved(section, id) {
   return work[section][id];
 }
@@ -212,6 +221,7 @@ function newerElsewhere() {
 function takeIn(other) {
   const changed = [];
   for (const section of SECTIONS) {
+    if (!other[section]) continue;      // a save from before the section existed
     const ids = new Set([...Object.keys(work[section]), ...Object.keys(other[section])]);
     for (const id of ids) {
       if (dirty.has(`${section}/${id}`)) continue;
