@@ -11,6 +11,7 @@ docstring is its checklist line on the page, word for word. Run them with
     python lab/lab_check.py --harness harness.py --lesson 14 tests.py [--lab 1|2]
 """
 import contextlib
+import inspect
 import io
 import json
 import unittest
@@ -93,8 +94,12 @@ class _LabCase(lab.LabCase):
             self.fail(f"the model was asked {len(model.calls)} times, more than its script "
                       f"allows; the record by then: {lab.shape(messages)}")
         except Exception as error:
+            recorded = any(inspect.isgenerator(m) for m in messages)
             self.fail(f"the run raised {type(error).__name__}: {error}; the record by then: "
-                      f"{lab.shape(messages)}")
+                      f"{lab.shape(messages)}" + (
+                          ". The record holds a generator: stream_reply(...) was recorded "
+                          "itself; take its return value with reply = yield from "
+                          "stream_reply(...)" if recorded else ""))
         return events, messages
 
 
