@@ -2934,7 +2934,8 @@ FAILED_PREFIX = "Error: "   # Chat Completions has no is_error field: a failure 
 #     finish_reason says (some local servers say "stop"); another finish_reason
 #     ("content_filter") makes a failed reply with error_message f"finish_reason {it}";
 #     arguments that are not a JSON object make a failed reply too, error_message
-#     f"the arguments of call {id} are not a JSON object: {them}", its text kept, no calls.
+#     f"the arguments of call {id} are not a JSON object: {them}", its text kept, no calls;
+#     an empty arguments string is no arguments, {} (a tool that takes none).
 #     usage {"input": prompt_tokens, "output": completion_tokens}, {} if the server sent none.
 # openai_events(sse) -> iterator   the book's stream events from the chunks:
 #   - delta.content -> {"type": "text", "text"} (an empty or null one: nothing)
@@ -3091,6 +3092,18 @@ def _read(response):
 # sends for a passing fault (not 501, which will not pass). RETRIES and BACKOFF are lesson 14's.
 RETRY_STATUSES = TRANSIENT + (500, 502, 503, 504, 529)
 MAX_WAIT = 30       # the most a Retry-After header may make us wait, in seconds
+# The error types of a provider's passing fault, as anthropic_events and openai_events begin an
+# error event's message ("overloaded_error: Overloaded"). Any other error event is an answer that
+# would come again: a refusal ("finish_reason content_filter", "stop_reason refusal") or a request
+# refused in the stream ("invalid_request_error: ...").
+PASSING_ERRORS = ("overloaded_error", "api_error", "rate_limit_error", "server_error")
+
+
+def passing(message):
+    """True if an error event is worth another try, before the first piece: the provider's
+    passing fault, or a stream cut before its end ("the stream ended before ...")."""
+    return (message.split(":", 1)[0] in PASSING_ERRORS
+            or message.startswith("the stream ended"))
 
 
 def backoff(attempt, headers):
@@ -3178,9 +3191,11 @@ class HttpModel:
     #     error, exactly one of them. Never an exception:
     #   - another status than 200: an error event with provider_words(...); retried first, as
     #     complete does, if the status is in RETRY_STATUSES
-    #   - an error event, or an OSError: retried as complete does, but only while no piece
-    #     (text, call, arguments) has been yielded. After a piece, never: the pieces are out,
-    #     and a second answer would be glued onto the first. Then an OSError is yielded as
+    #   - an error event that passing(its message) says is worth it, or an OSError: retried as
+    #     complete does, but only while no piece (text, call, arguments) has been yielded. After
+    #     a piece, never: the pieces are out, and a second answer would be glued onto the first.
+    #     Any other error event (a refusal, a content filter) is yielded at once, as complete
+    #     returns the same answer at once. An OSError after a piece is yielded as
     #     {"type": "error", "message": f"connection lost: {exc}"} (before: "connection failed")
     #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError): one error event,
     #     f"unreadable stream: {exc!r}", not retried
@@ -3224,8 +3239,8 @@ class HttpModel:
                 else:
                     retry, words = True, "the stream ended with no end"
                     for event in self.events(read_sse(chunks)):
-                        if event["type"] == "error":
-                            words = event["message"]
+                        if event["type"] == "error":    # a refusal would come again
+                            retry, words = passing(event["message"]), event["message"]
                             break
                         yield event
                         if event["type"] == "end":

@@ -108,7 +108,9 @@ class Transport:
         self.requests.append(Sent(method, url, dict(headers), parsed))
         if self._next >= len(self.answers):
             raise NoAnswer(f"Transport: request {len(self.requests)} has no answer: the script has "
-                           f"{len(self.answers)}, all used. Add answers.")
+                           f"{len(self.answers)}, all used: the harness sent more requests than this "
+                           "exchange has answers for (a retry where none was due, or a request "
+                           "sent twice?)")
         step = self.answers[self._next]
         self._next += 1
         if isinstance(step, _Fails):

@@ -11,6 +11,7 @@ docstring is its checklist line on the page, word for word. Run them with
     python lab/lab_check.py --harness harness.py --lesson 14 tests.py [--lab 1|2]
 """
 import contextlib
+import inspect
 import io
 import json
 import unittest
@@ -58,13 +59,17 @@ def _types(events):
 
 
 class _Raising:
-    """A stream: these events, then `error` raised."""
+    """A stream, an iterator as model.stream's are: these events, then `error` raised."""
 
     def __init__(self, events, error):
-        self.events, self.error = list(events), error
+        self.events, self.error = iter(list(events)), error
 
     def __iter__(self):
-        yield from self.events
+        return self
+
+    def __next__(self):
+        for event in self.events:
+            return event
         raise self.error
 
 
@@ -89,8 +94,12 @@ class _LabCase(lab.LabCase):
             self.fail(f"the model was asked {len(model.calls)} times, more than its script "
                       f"allows; the record by then: {lab.shape(messages)}")
         except Exception as error:
+            recorded = any(inspect.isgenerator(m) for m in messages)
             self.fail(f"the run raised {type(error).__name__}: {error}; the record by then: "
-                      f"{lab.shape(messages)}")
+                      f"{lab.shape(messages)}" + (
+                          ". The record holds a generator: stream_reply(...) was recorded "
+                          "itself; take its return value with reply = yield from "
+                          "stream_reply(...)" if recorded else ""))
         return events, messages
 
 
@@ -211,6 +220,14 @@ class Lab1(_LabCase):
             self.assertEqual(got, expected,
                              f"arguments whose whole text is {text!r} became {got!r}; expected "
                              f"{expected!r}: use parse_arguments on the whole text")
+        cut = [{"type": "text", "text": "Port "},
+               {"type": "end", "stop_reason": "length", "usage": {"input": 9, "output": 1}}]
+        _, message = self.reply_of(iter(cut))
+        got = (message.get("stop_reason"), message.get("usage")) if message else None
+        self.assertEqual(got, ("length", {"input": 9, "output": 1}),
+                         f"an end event with stop_reason 'length' gave (stop_reason, usage) "
+                         f"{got!r}: take both from the end event as it is, never work the stop "
+                         "reason out from the content")
 
     def test_error_event_keeps_what_arrived(self):
         """An error event after two words ends the reply as a failed message (stop_reason "error", error_message the event's message) that keeps the two words; a failed reply's calls are finished as at the end, arguments parsed and no index."""
@@ -322,7 +339,7 @@ class Lab1(_LabCase):
                   "a dropped connection; any other exception is a bug and must go up.")
 
     def test_run_streams(self):
-        """run_agent streams a model that has stream(): each streamed reply is message_start, its updates, then message_end, and the record is U A[c1] R(c1) A, one message each."""
+        """run_agent streams a model that has stream(): each streamed reply is message_start, its updates, then message_end, and the record is U A[c1] R(c1) A, one message each, each reply recorded as the finished message stream_reply returns, so the tool runs on parsed arguments."""
         model = lab.StreamingModel([lab.forever(_asker)])
         events, messages = self.run_of(model)
         types = [t for t in _types(events) if t != "message_update"]
@@ -337,6 +354,17 @@ class Lab1(_LabCase):
                          f"yielded {updates} message_update events")
         self.assertEqual(lab.shape(messages), "U A[c1] R(c1) A",
                          f"the record is {lab.shape(messages)}")
+        asked = model.calls[0]
+        whole = lab.StreamingModel([lab.forever(_asker)]).complete(
+            asked.system, asked.messages, asked.tools)
+        self.assertEqual(messages[1], whole,
+                         f"the first reply was recorded as {messages[1]!r}; expected the finished "
+                         f"message, {whole!r}. The last message_update holds a partial (arguments "
+                         "still text, the stream index, no stop_reason): record stream_reply's "
+                         "return value, reply = yield from stream_reply(...)")
+        self.assertFalse(messages[2].get("is_error"),
+                         f"the read tool answered {messages[2].get('content')!r}, an error: it "
+                         "was given the call as the record holds it")
         self.assertEqual(messages[-1]["content"], [{"type": "text", "text": ANSWER}],
                          f"the last message is {messages[-1]!r}")
 
@@ -574,7 +602,7 @@ class Lab2(_LabCase):
                          "it on, and try nothing again")
 
     def test_no_retry_on_a_refusal(self):
-        """An error event whose status is not worth another try (a 400), or that has no status at all, is yielded at once, with no retry; 408, 429 and every 5xx are retried."""
+        """An error event whose status is not worth another try (a 400), or that has no status at all, is yielded at once, with no retry; 408, 409, 425, 429 and every status of 500 and up are retried."""
         ok = lab.say("Hi.")
         refusal = "400 prompt is too long: 9120 tokens > 8000 maximum"
         model, wrapped, slept = self.retrying([lab.error_event(ok, 0, refusal), ok])
@@ -590,8 +618,9 @@ class Lab2(_LabCase):
                          f"an error event with no status, 'Overloaded', gave {events!r}, "
                          f"raised {error!r}, after {len(model.calls)} requests; a message that "
                          "does not start with a status is yielded as it is, once")
-        for status in ("408 timeout", "429 rate_limit_error: slow down", "500 api_error",
-                       "503 unavailable"):
+        for status in ("408 timeout", "409 conflict", "425 too early",
+                       "429 rate_limit_error: slow down", "500 api_error", "503 unavailable",
+                       "504 gateway timeout", "529 overloaded_error"):
             model, wrapped, slept = self.retrying([lab.error_event(ok, 0, status), ok])
             events, error = self.stream_of(wrapped, "")
             self.assertEqual(len(model.calls), 2, f"an error event {status!r} before any piece "

@@ -667,7 +667,7 @@ class Lab2(_Case):
                          "the running flag last, after the listeners")
 
     async def test_ordinary_ends_add_nothing(self):
-        """A run that ends by itself, or is closed by its consumer, gets no INTERRUPTED from the finally: closed at tool_execution_start, the record stays U A[c1] for lesson 10's view to repair."""
+        """A run that ends by itself, or is closed by its consumer, gets no INTERRUPTED from the finally: closed at tool_execution_start, the record stays U A[c1] for lesson 10's view to repair, and a run that ends by itself on a record resumed with an older open call adds nothing to it either."""
         runs = []
         h = self.harness_for([lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")],
                              [_tool("a", runs)])
@@ -681,9 +681,23 @@ class Lab2(_Case):
                          "expected U A[c1]: only a stop from outside (cancel, a cancelled task) "
                          "closes the calls in the record")
         self.assertIs(h.is_running, False, "after the close, is_running is True")
+        # resumed after a power cut, a call of an earlier run has no result; this run ends by itself
+        old = lab.reply(lab.call("a", {}, id="c0"))
+        h = self.harness_for([lab.say("Done.")], [_tool("a", runs)],
+                             messages=[lab.user("Go."), old])
+        try:
+            async for _ in h.prompt("Go on."):
+                pass
+        except Exception as error:
+            self.fail(f"a run that ends by itself raised {type(error).__name__}: {error}")
+        self.assertEqual(lab.shape(h.messages), "U A[c0] U A",
+                         f"a record resumed as U A[c0] became {lab.shape(h.messages)} after a run "
+                         "that ended by itself; expected U A[c0] U A: the run's end is no stop "
+                         "from outside, so the finally adds nothing (lesson 10's view repairs "
+                         "the old call in what is sent)")
 
     async def test_listener_that_raises_in_the_finally(self):
-        """A listener that raises on the INTERRUPTED result still leaves the harness idle: is_running is False and the next prompt is accepted."""
+        """A listener that raises on the INTERRUPTED result still leaves the harness idle: is_running is False and the next prompt is accepted and runs."""
         started = asyncio.Event()
         h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1")), lab.say("Back.")],
                              [_blocking("wait", started)])
@@ -706,6 +720,16 @@ class Lab2(_Case):
             pass
         self.assertIs(h.is_running, False, "a listener raised in _run's finally and the harness "
                       "stayed running: clear the flag in a finally of its own")
+        try:
+            async for _ in h.prompt("Go on."):
+                pass
+        except Exception as error:
+            self.fail(f"after a listener raised in _run's finally, the next prompt raised "
+                      f"{type(error).__name__}: {error}")
+        self.assertEqual(lab.shape(h.messages), "U A[c1] R(c1) U A",
+                         f"after a listener raised in _run's finally, the next prompt left the "
+                         f"record {lab.shape(h.messages)}; expected U A[c1] R(c1) U A, the "
+                         "prompt and the model's answer after the repaired call")
 
     def test_keeps_the_harness_rules(self):
         """The async Harness keeps lessons 8 and 9's rules: prompt() during a run raises RuntimeError("already running; use steer() or follow_up()") and queues nothing; is_running is True from prompt() until the run ends; steer() and follow_up() queue the user's words for the loop; unsubscribe() stops a listener's events and may be called twice."""

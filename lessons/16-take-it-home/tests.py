@@ -11,6 +11,7 @@ test's docstring is its checklist line on the page, word for word. Run them with
 
     python lab/lab_check.py --harness harness.py --lesson 16 tests.py [--lab 1|2|3]
 """
+import inspect
 import json
 import unittest
 
@@ -446,7 +447,7 @@ class Lab2(_LabCase):
                          f"{got.get('error_message')!r}; expected a failed reply.")
 
     def test_reply_bad_arguments_fail(self):
-        """Arguments that are not a JSON object make a failed reply that calls nothing, not even the reply's other, good call."""
+        """Arguments that are not a JSON object make a failed reply that calls nothing, not even the reply's other, good call; an empty arguments string is no arguments, {}."""
         for text in ('{"path": "calc.py"', '"calc.py"'):
             data = json.loads(json.dumps(lab.OPENAI_TOOL))
             data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = text
@@ -470,6 +471,15 @@ class Lab2(_LabCase):
                          f"a good call and a bad one gave stop_reason {got.get('stop_reason')!r} "
                          f"and the calls {calls}; expected a failed reply with no call: a failed "
                          "reply's calls never run, and one kept in it would be left with no result.")
+        data = json.loads(json.dumps(lab.OPENAI_TOOL))
+        data["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = ""
+        got = self.call("openai_reply on arguments ''", harness.openai_reply, data)
+        calls = [b.get("arguments") for b in got.get("content", []) if b.get("type") == "toolCall"]
+        self.assertEqual((got.get("stop_reason"), calls), ("toolUse", [{}]),
+                         f"a call whose arguments are '' gave stop_reason "
+                         f"{got.get('stop_reason')!r} and arguments {calls}; expected toolUse "
+                         "and {}: a tool that takes no arguments may be sent none, as lesson "
+                         "14's parse_arguments reads it.")
 
     def test_reply_usage_absent(self):
         """A server that sends no usage gives usage {}."""
@@ -886,6 +896,33 @@ class Lab3(_LabCase):
         self.assertEqual(len(wire.requests), 1, "an unreadable stream was asked for again; the "
                                                 "same server will send the same garbage.")
 
+    def test_stream_answers_not_retried(self):
+        """An error event that is an answer, not a passing fault (a content filter, a refusal, a request refused in the stream), is yielded at once and not sent again, as complete() returns it at once."""
+        filtered = ('data: {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, '
+                    '"finish_reason": null}]}\n\n'
+                    'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": '
+                    '"content_filter"}]}\n\ndata: [DONE]\n\n')
+        start = lab.ANTHROPIC_STREAM_OVERLOADED.split("event: error")[0]
+        refusal = (start + 'event: message_delta\ndata: {"type": "message_delta", "delta": '
+                   '{"stop_reason": "refusal"}, "usage": {"output_tokens": 1}}\n\n'
+                   'event: message_stop\ndata: {"type": "message_stop"}\n\n')
+        refused = (start + 'event: error\ndata: {"type": "error", "error": {"type": '
+                   '"invalid_request_error", "message": "prompt is too long"}}\n\n')
+        for what, make, text, words in (
+                ("a content_filter finish", _openai, filtered, "finish_reason content_filter"),
+                ("a refusal stop", _anthropic, refusal, "stop_reason refusal"),
+                ("an invalid_request_error event", _anthropic, refused,
+                 "invalid_request_error: prompt is too long")):
+            model, wire, sleeps = make([lab.answer(200, text)] * 5)
+            got = self.stream(model)
+            self.assertEqual((len(wire.requests), sleeps, got[-1:]),
+                             (1, [], [{"type": "error", "message": words}]),
+                             f"a stream with {what} before any piece was sent "
+                             f"{len(wire.requests)} times, with the pauses {sleeps}, and ended "
+                             f"with {got[-1:]}; expected one request and the error {words!r}: "
+                             "the provider gave its answer, and would give it again. Retry an "
+                             "error event only when passing(message) is True.")
+
     def test_stream_refusal_is_an_event(self):
         """A status that is not retried is one error event with the provider's words."""
         model, wire, sleeps = _openai([lab.answer(401, lab.OPENAI_UNAUTHORIZED)])
@@ -978,6 +1015,48 @@ class Lab3(_LabCase):
                          f"{got[-1] if got else None}; expected 2 requests, one pause of BACKOFF, "
                          "and an end: a failure with no answer has no headers, so start each "
                          "attempt with headers = {}.")
+
+    def test_ask_first(self):
+        """ask_first asks before each tool not on the allow list: a no is an is_error result and the tool does not run, a yes runs it, a tool on the list runs unasked, and an async tool stays async and is handed the run's token."""
+        asked, ran = [], []
+
+        def plain(name):
+            return {"name": name, "description": name, "parameters": {"type": "object"},
+                    "execute": lambda arguments: ran.append(name) or f"{name} done"}
+
+        async def slow(arguments, signal):
+            ran.append(f"slow, token {'given' if signal is not None else 'missing'}")
+            return "slow done"
+        tools = [plain("read"), plain("write"), plain("bash"),
+                 {"name": "slow", "description": "slow", "parameters": {"type": "object"},
+                  "execute": slow}]
+        wrapped = self.call("ask_first", harness.ask_first, tools,
+                            lambda name, arguments: asked.append(name) or name != "write",
+                            allow=("read",))
+        self.assertTrue(inspect.iscoroutinefunction(wrapped[3]["execute"]),
+                        "ask_first made the async tool a plain def: run_tool would not await it, "
+                        "nor hand it the run's token")
+        model = lab.ScriptedModel([lab.reply(lab.call("read", {}, id="r1"),
+                                             lab.call("write", {}, id="w1"),
+                                             lab.call("bash", {}, id="b1"),
+                                             lab.call("slow", {}, id="s1")),
+                                   lab.say("Done.")])
+        h = harness.Harness(model, "Be brief.", wrapped)
+        try:
+            self.call("the run", lab.drive, h.prompt("Go."))
+        except KeyboardInterrupt:
+            self.fail("a no raised KeyboardInterrupt through the run: the call is left with no "
+                      "result and the model never reads the answer. Raise an Exception "
+                      "(PermissionError), which run_tool turns into an is_error result.")
+        failed = {m["tool_call_id"]: m["is_error"] for m in h.messages
+                  if m["role"] == "toolResult"}
+        self.assertEqual((asked, ran, failed),
+                         (["write", "bash", "slow"], ["read", "bash", "slow, token given"],
+                          {"r1": False, "w1": True, "b1": False, "s1": False}),
+                         f"with read allowed and a no for write: asked {asked}, ran {ran}, "
+                         f"is_error by call {failed}; expected write, bash and slow asked, write "
+                         "refused as an is_error result and not run, the others run, and the "
+                         "async tool handed the run's token.")
 
     def test_ctrl_c_goes_up(self):
         """Ctrl-C while the provider is asked (KeyboardInterrupt from the transport) goes up from complete() and from stream(): only an OSError is a connection failure."""
