@@ -2254,10 +2254,11 @@ class Session:
 # Session(model, system, tools, log, *, window, ...): `system` is either a string (lesson 12's
 #     fixed prompt) or a function of no arguments that returns the prompt, such as
 #     lambda: build_system_prompt(tools, ws, cwd, clock).
-#   - prompt(text) works the prompt out once, at its start: it calls `system` if it is callable,
-#     and uses that one text for the whole prompt: the estimate, the run, and the retry after an
-#     overflow. Nothing keeps it afterwards: the next prompt builds it again, and the log never
-#     holds it, so a resumed session gets today's.
+#   - the run of prompt(text) (_run; prompt keeps lesson 12's one-writer check) works the prompt
+#     out once, at its start: it calls `system` if it is callable, and uses that one text for
+#     the whole prompt: the estimate, the run, and the retry after an overflow. Nothing keeps it
+#     afterwards: the next prompt builds it again, and the log never holds it, so a resumed
+#     session gets today's.
 #   - the estimate before a prompt counts the system prompt too, as one more message:
 #     estimate_tokens([user_message(system_text)] + messages + [user_message(text)]).
 #@ code
@@ -2485,7 +2486,8 @@ def skill_description(text):
 #        "Skills: when a task matches one, read its file with the read tool first."
 #      then one line per skill f"- {name}: {description} ({path})". Never a skill's body
 #   4. f"Today's date: {clock.today().isoformat()}" and, on the next line,
-#      f"Working folder: {where}", where is "/workspace" for "." and "/workspace/" + cwd else.
+#      f"Working folder: {where}", where is "/workspace" for "." and "/workspace/" + cwd else,
+#      cwd without a "/" at either end ("app/api/" gives "/workspace/app/api").
 #      The clock is asked now, each time: never the machine's date, never a date kept from before
 #@ code
 
