@@ -811,9 +811,9 @@ class Lab2(_LabCase):
                              for e in events), "prompt(None) added a user message.")
 
     def test_one_writer(self):
-        """One writer: while a prompt of a Session is running, a second prompt() on it raises
-        RuntimeError("already running") and writes nothing to the log; after the first run
-        ends, the next prompt() runs."""
+        """One writer: while a prompt of a Session is running, is_running is True and a second
+        prompt() on it raises RuntimeError("already running") and writes nothing to the log;
+        after the first run ends, is_running is False and the next prompt() runs."""
         ws, log = _logged(6)
         session = self.call("Session", harness.Session, _model(), harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=100_000)
@@ -822,6 +822,8 @@ class Lab2(_LabCase):
             next(first)
         except StopIteration:
             self.fail("the first prompt gave no event at all.")
+        running = getattr(session, "is_running", None)
+        self.assertIs(running, True, f"mid-run, session.is_running is {running!r}; expected True.")
         before = ws.read_text(LOG)
         error = None
         try:
@@ -842,6 +844,8 @@ class Lab2(_LabCase):
         self.assertEqual(ws.read_text(LOG), before, "the refused second prompt wrote to the log.")
         for _ in first:
             pass
+        self.assertIs(session.is_running, False, f"after the run, session.is_running is "
+                      f"{session.is_running!r}; expected False.")
         try:
             run = session.prompt("And m8.py.")
         except RuntimeError as raised:

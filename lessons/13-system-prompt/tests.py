@@ -693,14 +693,17 @@ class Lab2(_LabCase):
                         "second refusal, for the caller to see.")
 
     def test_one_writer_still(self):
-        """Lesson 12's one writer holds with a builder: while a prompt is running, a second
-        prompt() on the Session raises RuntimeError("already running"); after the first ends,
-        the next one runs."""
+        """Lesson 12's one writer holds with a builder: while a prompt is running, is_running is
+        True and a second prompt() on the Session raises RuntimeError("already running"); after
+        the first ends, the next one runs."""
         ws, tools, clock, build = _world()
         session = self.session(lab.capped(lab.ScriptedModel([lab.forever(_reader)])), build, tools,
                                harness.SessionLog(ws, LOG))
         first = lab.steps(session.prompt("Read AGENTS.md."))
         next(first, None)
+        running = getattr(session, "is_running", None)
+        self.assertIs(running, True, f"mid-run, session.is_running is {running!r}; expected True, "
+                      "as in lesson 12.")
         try:
             lab.drive(session.prompt("Read app/AGENTS.md."))
         except RuntimeError as error:
