@@ -2084,9 +2084,10 @@ def estimate_tokens(messages):
 #     there is nothing to summarise. Count back from the newest message, adding
 #     estimate_tokens([message]), until the total reaches keep_recent. From that message, move
 #     forward to the first user message at or after it: a cut never splits a call from its
-#     result, and the kept part never starts on a tool result. The cut is never 0 itself (then
-#     the next user message after index 0). It is 0 when the whole list is under keep_recent, or
-#     when no user message follows.
+#     result, and the kept part never starts on a tool result. So the kept part holds at most
+#     keep_recent tokens, often fewer. The cut is never 0 itself (then the next user message
+#     after index 0). It is 0 when the whole list is under keep_recent, or when no user message
+#     follows.
 #
 # summarise(model, messages) -> str   asks `model` for a summary of `messages`: one request,
 #     model.complete(SUMMARY_SYSTEM, [user_message(conversation_text(context_for_model(messages))
@@ -2098,9 +2099,10 @@ def estimate_tokens(messages):
 
 
 def find_cut(messages, keep_recent=KEEP_RECENT):
-    """Where to cut: the first message kept whole; 0 means nothing to compact. The newest
-    keep_recent tokens are kept, and the cut moves on to a user message, so a turn is never cut in
-    half and no kept tool result loses its call."""
+    """Where to cut: the first message kept whole; 0 means nothing to compact. The count back
+    stops where the newest keep_recent tokens begin, and the cut moves on from there to a user
+    message, so a turn is never cut in half and no kept tool result loses its call: the part kept
+    word for word is at most keep_recent tokens, often less."""
     total = 0
     for index in range(len(messages) - 1, -1, -1):
         total += estimate_tokens([messages[index]])
@@ -2149,9 +2151,14 @@ OVERFLOW_WORDS = ("prompt is too long", "context length", "context window", "max
 #     goes up, with nothing written.
 #
 # Session(model, system, tools, log, *, window, reserve=RESERVE, keep_recent=KEEP_RECENT,
-#         max_turns=None) is a harness over a log that meets the wall at most once a prompt.
+#         max_turns=None) is a harness over a log that compacts at most once for an overflow and
+#         retries at most once.
 #   .messages       log.replay(), worked out every time: a Session keeps no list of its own
-#   .prompt(text)   a generator of events, in three steps:
+#   .is_running     True from the call of prompt() until its run is exhausted, closed or dies
+#   .prompt(text)   one writer, as lesson 8's Harness: while a prompt of this Session is running,
+#                   prompt() raises RuntimeError("already running") at once, before it reads or
+#                   writes anything (check and set a flag, then return the run, a generator).
+#                   The run is a generator of events, in three steps:
 #       1. before: if estimate_tokens(messages + [user_message(text)]) > window - reserve,
 #          compact(log, model, keep_recent); if it did, yield {"type": "compaction",
 #          "reason": "threshold"}
@@ -2187,19 +2194,26 @@ def compact(log, model, keep_recent=KEEP_RECENT):
 
 
 class Session:
-    """A harness over a log that meets the wall at most once a prompt: it compacts before a
-    request the estimate says will not fit, and after a refusal for length it compacts once and
-    retries once. Holds its settings and nothing else: the transcript is log.replay()."""
+    """A harness over a log that meets the wall: it compacts before a request the estimate says
+    will not fit, and after a refusal for length it compacts once and retries once. Holds its
+    settings and a running flag, nothing else: the transcript is log.replay(). One writer: each
+    prompt builds a new Harness, so the Harness's own guard cannot see the last one; the Session
+    keeps the guard instead."""
 
     def __init__(self, model, system, tools, log, *, window, reserve=RESERVE,
                  keep_recent=KEEP_RECENT, max_turns=None):
         self.model, self.system, self.tools, self.log = model, system, list(tools), log
         self.window, self.reserve, self.keep_recent = window, reserve, keep_recent
         self.max_turns = max_turns
+        self._running = False
 
     @property
     def messages(self):
         return self.log.replay()
+
+    @property
+    def is_running(self):
+        return self._running
 
     def _harness(self):
         """A harness on the log as it stands, saving to it."""
@@ -2209,6 +2223,18 @@ class Session:
         return h
 
     def prompt(self, text):
+        if self._running:  # checked now, not at the first next()
+            raise RuntimeError("already running")
+        self._running = True
+        return self._guarded(self._run(text))
+
+    def _guarded(self, run):
+        try:
+            yield from run
+        finally:                  # exhausted, closed or died: the next prompt may run
+            self._running = False
+
+    def _run(self, text):
         estimate = estimate_tokens(self.messages + [user_message(text)])
         if estimate > self.window - self.reserve and compact(self.log, self.model,
                                                              self.keep_recent):
@@ -2228,10 +2254,11 @@ class Session:
 # Session(model, system, tools, log, *, window, ...): `system` is either a string (lesson 12's
 #     fixed prompt) or a function of no arguments that returns the prompt, such as
 #     lambda: build_system_prompt(tools, ws, cwd, clock).
-#   - prompt(text) works the prompt out once, at its start: it calls `system` if it is callable,
-#     and uses that one text for the whole prompt: the estimate, the run, and the retry after an
-#     overflow. Nothing keeps it afterwards: the next prompt builds it again, and the log never
-#     holds it, so a resumed session gets today's.
+#   - the run of prompt(text) (_run; prompt keeps lesson 12's one-writer check) works the prompt
+#     out once, at its start: it calls `system` if it is callable, and uses that one text for
+#     the whole prompt: the estimate, the run, and the retry after an overflow. Nothing keeps it
+#     afterwards: the next prompt builds it again, and the log never holds it, so a resumed
+#     session gets today's.
 #   - the estimate before a prompt counts the system prompt too, as one more message:
 #     estimate_tokens([user_message(system_text)] + messages + [user_message(text)]).
 #@ code
@@ -2259,20 +2286,25 @@ def compact(log, model, keep_recent=KEEP_RECENT):
 
 
 class Session:
-    """A harness over a log that meets the wall at most once a prompt, and reads today's
-    instructions at the start of each prompt. Holds its settings and nothing else: the transcript
-    is log.replay(), and the system prompt is built when a prompt starts and dropped when it
-    ends, so it is never stale and never in the log."""
+    """A harness over a log that meets the wall, and reads today's instructions at the start of
+    each prompt. Holds its settings and a running flag, nothing else: the transcript is
+    log.replay(), and the system prompt is built when a prompt starts and dropped when it ends,
+    so it is never stale and never in the log."""
 
     def __init__(self, model, system, tools, log, *, window, reserve=RESERVE,
                  keep_recent=KEEP_RECENT, max_turns=None):
         self.model, self.system, self.tools, self.log = model, system, list(tools), log
         self.window, self.reserve, self.keep_recent = window, reserve, keep_recent
         self.max_turns = max_turns
+        self._running = False
 
     @property
     def messages(self):
         return self.log.replay()
+
+    @property
+    def is_running(self):
+        return self._running
 
     def _harness(self, system):
         """A harness on the log as it stands, saving to it, with this prompt's instructions."""
@@ -2282,6 +2314,18 @@ class Session:
         return h
 
     def prompt(self, text):
+        if self._running:  # checked now, not at the first next()
+            raise RuntimeError("already running")
+        self._running = True
+        return self._guarded(self._run(text))
+
+    def _guarded(self, run):
+        try:
+            yield from run
+        finally:                  # exhausted, closed or died: the next prompt may run
+            self._running = False
+
+    def _run(self, text):
         system = self.system() if callable(self.system) else self.system   # once a prompt
         estimate = estimate_tokens([user_message(system)] + self.messages + [user_message(text)])
         if estimate > self.window - self.reserve and compact(self.log, self.model,
@@ -2322,18 +2366,23 @@ class Session:
     """A harness over a log that meets the wall at most once a prompt, and reads today's
     instructions at the start of each prompt. Holds its settings and nothing else: the transcript
     is log.replay(), and the system prompt is built when a prompt starts and dropped when it
-    ends, so it is never stale and never in the log. Async from lesson 15: prompt is an async
-    generator, over the harness's."""
+    ends, so it is never stale and never in the log. Async from lesson 15: prompt returns an
+    async generator, over the harness's; one writer, as in lesson 12."""
 
     def __init__(self, model, system, tools, log, *, window, reserve=RESERVE,
                  keep_recent=KEEP_RECENT, max_turns=None):
         self.model, self.system, self.tools, self.log = model, system, list(tools), log
         self.window, self.reserve, self.keep_recent = window, reserve, keep_recent
         self.max_turns = max_turns
+        self._running = False
 
     @property
     def messages(self):
         return self.log.replay()
+
+    @property
+    def is_running(self):
+        return self._running
 
     def _harness(self, system):
         """A harness on the log as it stands, saving to it, with this prompt's instructions."""
@@ -2342,20 +2391,30 @@ class Session:
         h.subscribe(persist_to(self.log))
         return h
 
-    async def prompt(self, text):
-        system = self.system() if callable(self.system) else self.system   # once a prompt
-        estimate = estimate_tokens([user_message(system)] + self.messages + [user_message(text)])
-        if estimate > self.window - self.reserve and compact(self.log, self.model,
-                                                             self.keep_recent):
-            yield {"type": "compaction", "reason": "threshold"}
-        h = self._harness(system)
-        async for event in h.prompt(text):
-            yield event
-        if h.messages and is_overflow(h.messages[-1]) and compact(self.log, self.model,
-                                                                  self.keep_recent):
-            yield {"type": "compaction", "reason": "overflow"}
-            async for event in self._harness(system).prompt(None):   # the same instructions, once
+    def prompt(self, text):
+        if self._running:  # checked now, not at the first step
+            raise RuntimeError("already running")
+        self._running = True
+        return self._run(text)
+
+    async def _run(self, text):
+        try:
+            system = self.system() if callable(self.system) else self.system   # once a prompt
+            estimate = estimate_tokens([user_message(system)] + self.messages
+                                       + [user_message(text)])
+            if estimate > self.window - self.reserve and compact(self.log, self.model,
+                                                                 self.keep_recent):
+                yield {"type": "compaction", "reason": "threshold"}
+            h = self._harness(system)
+            async for event in h.prompt(text):
                 yield event
+            if h.messages and is_overflow(h.messages[-1]) and compact(self.log, self.model,
+                                                                      self.keep_recent):
+                yield {"type": "compaction", "reason": "overflow"}
+                async for event in self._harness(system).prompt(None):   # the same, once
+                    yield event
+        finally:
+            self._running = False
 #@ end
 #@ block 13.1 given
 
@@ -2427,7 +2486,8 @@ def skill_description(text):
 #        "Skills: when a task matches one, read its file with the read tool first."
 #      then one line per skill f"- {name}: {description} ({path})". Never a skill's body
 #   4. f"Today's date: {clock.today().isoformat()}" and, on the next line,
-#      f"Working folder: {where}", where is "/workspace" for "." and "/workspace/" + cwd else.
+#      f"Working folder: {where}", where is "/workspace" for "." and "/workspace/" + cwd else,
+#      cwd without a "/" at either end ("app/api/" gives "/workspace/app/api").
 #      The clock is asked now, each time: never the machine's date, never a date kept from before
 #@ code
 

@@ -253,7 +253,7 @@ def renamer(request: Request) -> dict:
         return reply(call(name, args, id=f"c{len(sent)}"))
     asked = " ".join(m["content"] for m in sent if m["role"] == "user")
     if "HTTP_PORT" not in asked:
-        return say("I have lost the task. What am I doing?")
+        return say("What should I do next?")
     if not re.search(r"a\.py\s+b\.py\s+c\.py", words):
         return tool("bash", {"command": "ls"})
     done = re.findall(r'write"?(?:, "arguments":)? \{"path": "(\w\.py)"',

@@ -390,7 +390,8 @@ class Lab2(_LabCase):
 
     def test_is_overflow(self):
         """is_overflow is True for failed replies worded as Anthropic, OpenAI and others word a
-        request that is too long, and False for other failures, for a reply that succeeded
+        request that is too long, and False for other failures (a 400 about something else
+        among them), for a reply that succeeded
         while saying those words (in its text, or in an error_message field), and for a user
         message."""
         yes = ["prompt is too long: 208310 tokens > 200000 maximum",
@@ -399,6 +400,10 @@ class Lab2(_LabCase):
                "Input is too long for requested model.",
                "400 Request exceeds the context window"]
         no = [lab.provider_error("529 Overloaded"), lab.provider_error("429 rate limit"),
+              lab.provider_error("400 invalid transcript: messages[0]: the first message must "
+                                 "be the user's, not 'toolResult'"),
+              lab.provider_error("400 invalid_request_error: messages.0.content.1.image: image "
+                                 "exceeds 5 MB maximum"),
               lab.say("Your prompt is too long; shall I shorten it?"),
               {**lab.say("Done."), "error_message": "prompt is too long"},
               lab.user("the context window is full")]
@@ -409,7 +414,9 @@ class Lab2(_LabCase):
         for message in no:
             got = self.call("is_overflow", harness.is_overflow, message)
             self.assertTrue(got is False, f"is_overflow of {lab.show([message])[:80]} returned "
-                            f"{got!r}; expected False: only a failed reply refusing for length.")
+                            f"{got!r}; expected False: only a failed reply refusing for length. "
+                            "A 400 is any bad request; compacting cannot mend one that is not "
+                            "about length.")
 
     def test_compact_replaces_exactly(self):
         """compact(log, model, keep_recent) appends one compaction entry replacing exactly the
@@ -670,7 +677,10 @@ class Lab2(_LabCase):
                          "the prompt is in the record more than once: retry with prompt(None).")
         last = session.messages[-1]
         self.assertTrue(last["role"] == "assistant" and last.get("stop_reason") != "error",
-                        f"the record ends {_shape(session.messages[-3:])}; expected the answer.")
+                        f"the record ends {_shape(session.messages[-3:])}; expected the answer. "
+                        "If the retry ran on a Harness made before the compaction, that Harness "
+                        "still holds the messages the summary replaced, and is refused again: "
+                        "build the retry's Harness from log.replay().")
         again = harness.SessionLog(ws.reboot(), LOG).replay()
         self.assertEqual(again, session.messages, "the rebooted log differs from the record.")
 
@@ -799,6 +809,53 @@ class Lab2(_LabCase):
                          "prompt(None)'s turns are not balanced.")
         self.assertFalse(any(e["type"] == "message_end" and e["message"]["role"] == "user"
                              for e in events), "prompt(None) added a user message.")
+
+    def test_one_writer(self):
+        """One writer: while a prompt of a Session is running, is_running is True and a second
+        prompt() on it raises RuntimeError("already running") and writes nothing to the log;
+        after the first run ends, is_running is False and the next prompt() runs."""
+        ws, log = _logged(6)
+        session = self.call("Session", harness.Session, _model(), harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000)
+        first = lab.steps(session.prompt("Now m7.py."))
+        try:
+            next(first)
+        except StopIteration:
+            self.fail("the first prompt gave no event at all.")
+        running = getattr(session, "is_running", None)
+        self.assertIs(running, True, f"mid-run, session.is_running is {running!r}; expected True.")
+        before = ws.read_text(LOG)
+        error = None
+        try:
+            lab.drive(session.prompt("And m8.py."))
+        except RuntimeError as raised:
+            error = raised
+        except Exception as raised:
+            self.fail(f"a second prompt while the first was running raised "
+                      f"{type(raised).__name__}: {raised}; expected RuntimeError('already "
+                      "running').")
+        self.assertIsNotNone(error, "a second prompt ran while the first was still running: "
+                             "two runs now write to one log, and it replays their messages "
+                             "interleaved. Each prompt builds a new Harness, whose own guard "
+                             "cannot see the other run: keep a running flag on the Session, "
+                             "checked when prompt() is called.")
+        self.assertIn("already running", str(error), f"the second prompt raised {error!r}; "
+                      "expected RuntimeError('already running').")
+        self.assertEqual(ws.read_text(LOG), before, "the refused second prompt wrote to the log.")
+        for _ in first:
+            pass
+        self.assertIs(session.is_running, False, f"after the run, session.is_running is "
+                      f"{session.is_running!r}; expected False.")
+        try:
+            run = session.prompt("And m8.py.")
+        except RuntimeError as raised:
+            self.fail(f"after the first run ended, the next prompt raised {raised!r}: clear the "
+                      "running flag when the run ends, however it ends.")
+        events, error = lab.drain(run)
+        self.assertIsNone(error, f"after the first run ended, the next prompt raised {error!r}: "
+                          "clear the running flag when the run ends, however it ends.")
+        self.assertEqual(session.messages[-1]["role"], "assistant",
+                         f"the next prompt's record ends {_shape(session.messages[-2:])}.")
 
     def test_threshold_is_strict(self):
         """The threshold is strict: a prompt whose estimate is exactly window - reserve is sent with no compaction."""

@@ -85,6 +85,11 @@ def _reader(request):
     return lab.say("Done.")
 
 
+def _what(value):
+    """A value for a sentence: its type, and its start."""
+    return f"{type(value).__name__} {repr(value)[:60]}"
+
+
 class _LabCase(lab.LabCase):
     def build(self, tools, ws, cwd=".", clock=None, **options):
         clock = clock or lab.Clock("2026-03-02")
@@ -93,6 +98,24 @@ class _LabCase(lab.LabCase):
         self.assertIsInstance(prompt, str, f"build_system_prompt returned "
                               f"{type(prompt).__name__}; expected the prompt, a str.")
         return prompt
+
+    def find(self, ws, cwd):
+        """find_instructions(ws, cwd), checked to be a list of (path, text) pairs first."""
+        got = self.call("find_instructions", harness.find_instructions, ws, cwd)
+        if not isinstance(got, (list, tuple)) or not all(
+                isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in got):
+            self.fail(f"find_instructions(ws, {cwd!r}) returned {_what(got)}; expected a list "
+                      "of (path, text) pairs." + (" Did it forget to return?" if got is None
+                                                  else ""))
+        return [tuple(pair) for pair in got]
+
+    def skills_of(self, got):
+        """list_skills's answer, checked to be a list of dicts first."""
+        if not isinstance(got, (list, tuple)) or not all(isinstance(s, dict) for s in got):
+            self.fail(f"list_skills returned {_what(got)}; expected a list of dicts with the keys "
+                      "name, description and path." + (" Did it forget to return?"
+                                                       if got is None else ""))
+        return got
 
     def session(self, model, system, tools, log, **settings):
         settings.setdefault("window", 100_000)
@@ -125,14 +148,13 @@ class Lab1(_LabCase):
         """find_instructions(ws, "app/api") returns the AGENTS.md of the root, of app/ and of
         app/api/ as (path, text) pairs, the root's first and the working folder's last, and
         leaves out a folder on the way that has none."""
-        got = self.call("find_instructions", harness.find_instructions, _disk(), "app/api")
+        got = self.find(_disk(), "app/api")
         want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
         self.assertEqual([tuple(pair) for pair in got], want,
                          f"find_instructions(ws, 'app/api') returned the paths "
                          f"{[pair[0] for pair in got]}; expected {[p for p, _ in want]}, each with "
                          "its text: the root's first, the working folder's last.")
-        got = self.call("find_instructions", harness.find_instructions,
-                        _disk(without=["app/AGENTS.md"]), "app/api")
+        got = self.find(_disk(without=["app/AGENTS.md"]), "app/api")
         self.assertEqual([pair[0] for pair in got], ["AGENTS.md", "app/api/AGENTS.md"],
                          f"with no app/AGENTS.md, find_instructions returned "
                          f"{[pair[0] for pair in got]}; expected the two that exist, in order.")
@@ -142,7 +164,7 @@ class Lab1(_LabCase):
         empty part or a "." in the working folder is no folder."""
         want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
         for cwd in ("app/api/", "./app/api"):
-            got = self.call("find_instructions", harness.find_instructions, _disk(), cwd)
+            got = self.find(_disk(), cwd)
             self.assertEqual([tuple(pair) for pair in got], want,
                              f"find_instructions(ws, {cwd!r}) returned the paths "
                              f"{[pair[0] for pair in got]}; expected {[p for p, _ in want]}: drop "
@@ -152,26 +174,22 @@ class Lab1(_LabCase):
         """find_instructions never returns a file beside the way (docs/, or ap/ and app/a/, whose
         names merely begin the working folder's path) or below the working folder (app/api/v2/);
         from "." it returns only the root's; on a disk with none, []."""
-        got = [pair[0] for pair in self.call("find_instructions", harness.find_instructions,
-                                             _disk(), "app/api")]
+        got = [pair[0] for pair in self.find(_disk(), "app/api")]
         for path in ("docs/AGENTS.md", "app/api/v2/AGENTS.md"):
             self.assertNotIn(path, got, f"find_instructions(ws, 'app/api') returned {path}: only "
                              "the folders from the root down to the working folder count.")
         near = lab.Workspace({"AGENTS.md": ROOT, "ap/AGENTS.md": "Not on the way.\n",
                               "app/a/AGENTS.md": "Not on the way either.\n",
                               "app/api/handlers.py": ""})
-        got = [pair[0] for pair in self.call("find_instructions", harness.find_instructions,
-                                             near, "app/api")]
+        got = [pair[0] for pair in self.find(near, "app/api")]
         self.assertEqual(got, ["AGENTS.md"], f"find_instructions(ws, 'app/api') returned {got}; "
                          "expected ['AGENTS.md']. ap/ and app/a/ begin the text 'app/api' but are "
                          "not folders on the way: compare whole folder names, not the start of a "
                          "string.")
-        got = [pair[0] for pair in self.call("find_instructions", harness.find_instructions,
-                                             _disk(), ".")]
+        got = [pair[0] for pair in self.find(_disk(), ".")]
         self.assertEqual(got, ["AGENTS.md"], f"find_instructions(ws, '.') returned {got}; "
                          "expected ['AGENTS.md']: the working folder is the root.")
-        got = self.call("find_instructions", harness.find_instructions,
-                        lab.Workspace({"a.py": ""}), "app")
+        got = self.find(lab.Workspace({"a.py": ""}), "app")
         self.assertEqual(list(got), [], f"on a disk with no AGENTS.md, find_instructions "
                          f"returned {got!r}; expected [].")
 
@@ -179,10 +197,10 @@ class Lab1(_LabCase):
         """find_instructions reads the disk each time it is called: an AGENTS.md edited or
         removed since the last call is returned as it is now."""
         ws = _disk()
-        self.call("find_instructions", harness.find_instructions, ws, "app")
+        self.find(ws, "app")
         ws.write_text("app/AGENTS.md", "App rule, edited: tabs now.\n")
         ws.remove("AGENTS.md")
-        got = [tuple(p) for p in self.call("find_instructions", harness.find_instructions, ws,
+        got = [tuple(p) for p in self.find(ws,
                                            "app")]
         self.assertEqual(got, [("app/AGENTS.md", "App rule, edited: tabs now.\n")],
                          f"after an edit and a removal, find_instructions returned {got}; "
@@ -193,8 +211,8 @@ class Lab1(_LabCase):
         """list_skills(ws) gives one {"name", "description", "path"} per skills/<name>/SKILL.md,
         sorted by name, the description "" when its front matter has none, skips a folder without
         a SKILL.md, and gives [] when there is no skills folder."""
-        got = self.call("with a skills/notes/ folder that holds no SKILL.md, list_skills",
-                        harness.list_skills, _disk())
+        got = self.skills_of(self.call("with a skills/notes/ folder that holds no SKILL.md, "
+                                       "list_skills", harness.list_skills, _disk()))
         want = [{"name": "db-migrate", "description": "Write and run a database migration.",
                  "path": "skills/db-migrate/SKILL.md"},
                 {"name": "release", "description": "Cut a release: version, changelog, tag.",
@@ -202,13 +220,13 @@ class Lab1(_LabCase):
         self.assertEqual([dict(s) for s in got], want, f"list_skills returned {got}; expected "
                          f"{want}.")
         bare = lab.Workspace({"skills/todo/SKILL.md": "Just a body, no front matter.\n"})
-        got = self.call("list_skills", harness.list_skills, bare)
+        got = self.skills_of(self.call("list_skills", harness.list_skills, bare))
         want = [{"name": "todo", "description": "", "path": "skills/todo/SKILL.md"}]
         self.assertEqual([dict(s) for s in got], want, f"for a SKILL.md with no front matter "
                          f"list_skills returned {got}; expected {want}: skill_description gives "
                          "\"\" and the skill is still listed.")
-        got = self.call("with no skills folder, list_skills", harness.list_skills,
-                        lab.Workspace({"a.py": ""}))
+        got = self.skills_of(self.call("with no skills folder, list_skills", harness.list_skills,
+                                       lab.Workspace({"a.py": ""})))
         self.assertEqual(list(got), [], f"with no skills folder, list_skills returned {got!r}; "
                          "expected [].")
 
@@ -299,11 +317,18 @@ class Lab1(_LabCase):
 
     def test_skills_need_read(self):
         """With no tool named "read" the skills are not listed (the model could not open them),
-        and with no skills there is no skills section."""
+        a tool whose name only contains "read" (read_many, thread) included, and with no skills
+        there is no skills section."""
         ws = _disk()
         prompt = self.build([harness.make_write_tool(ws)], ws)
         self.assertNotIn(SKILLS_HEAD, prompt, "the skills are listed with no read tool on offer: "
                          "the model could see a skill and never open it.")
+        for name in ("read_many", "thread"):
+            other = dict(harness.make_write_tool(ws), name=name)
+            prompt = self.build([other], ws)
+            self.assertNotIn(SKILLS_HEAD, prompt, f"the skills are listed with only a tool named "
+                             f"{name!r} on offer: the prompt tells the model to open them with "
+                             "the read tool, so the tool's name must be exactly 'read'.")
         bare = lab.Workspace({"a.py": ""})
         prompt = self.build(_tools(bare), bare)
         self.assertNotIn(SKILLS_HEAD, prompt, "with no skills on the disk there is still a "
@@ -328,9 +353,11 @@ class Lab1(_LabCase):
 
     def test_last_section(self):
         """The last section is f"Today's date: {date}" and, on the next line, the working folder:
-        "Working folder: /workspace" for "." and "/workspace/app/api" for "app/api"."""
+        "Working folder: /workspace" for "." and "/workspace/app/api" for "app/api" and for
+        "app/api/"."""
         ws = _disk()
-        for cwd, where in ((".", "/workspace"), ("app/api", "/workspace/app/api")):
+        for cwd, where in ((".", "/workspace"), ("app/api", "/workspace/app/api"),
+                           ("app/api/", "/workspace/app/api")):
             last = _sections(self.build(_tools(ws), ws, cwd))[-1]
             want = f"Today's date: 2026-03-02\nWorking folder: {where}"
             self.assertEqual(last, want, f"with cwd {cwd!r} the last section is {last!r}; "
@@ -633,6 +660,66 @@ class Lab2(_LabCase):
         self.assertTrue(last.get("role") == "assistant" and last.get("stop_reason") != "error",
                         "after the retry the log does not end with the model's answer.")
 
+    def test_retry_only_once_still(self):
+        """Lesson 12's "once" holds with a builder: a provider that refuses every request for
+        length gets one compaction and two refused requests, no third, and the log ends with the
+        second refusal."""
+        ws, tools, clock, build = _world()
+        log = harness.SessionLog(ws, LOG)
+        session = self.session(lab.capped(lab.ScriptedModel([lab.forever(_reader)])), build, tools,
+                               log)
+        for n in range(4):
+            self.prompt(session, f"Read handlers.py, time {n}.")
+
+        def step(request):
+            if request.tools:
+                return lab.provider_error("400 prompt is too long: 9120 tokens > 8000 maximum")
+            return lab.summariser(otherwise=_reader)(request)
+        model = lab.capped(lab.ScriptedModel([lab.forever(step)]))
+        session = self.session(model, build, tools, log, keep_recent=60)
+        events, error = lab.drain(session.prompt("Read app/AGENTS.md."))
+        if isinstance(error, lab.TooManyCalls):
+            self.fail("with every request refused for length the Session kept compacting and "
+                      "retrying. Compact once, retry once: a second refusal stays in the record.")
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        work = [r for r in model.calls if r.tools]
+        self.assertEqual((reasons, len(work)), (["overflow"], 2),
+                         f"with every request refused for length the Session compacted "
+                         f"{len(reasons)} time(s) and sent {len(work)} refused requests; expected "
+                         "one compaction and two requests, the refused one and its one retry. "
+                         "A second refusal stays in the record: compact once, retry once.")
+        self.assertTrue(harness.is_overflow(log.replay()[-1]), "the log does not end with the "
+                        "second refusal, for the caller to see.")
+
+    def test_one_writer_still(self):
+        """Lesson 12's one writer holds with a builder: while a prompt is running, is_running is
+        True and a second prompt() on the Session raises RuntimeError("already running"); after
+        the first ends, the next one runs."""
+        ws, tools, clock, build = _world()
+        session = self.session(lab.capped(lab.ScriptedModel([lab.forever(_reader)])), build, tools,
+                               harness.SessionLog(ws, LOG))
+        first = lab.steps(session.prompt("Read AGENTS.md."))
+        next(first, None)
+        running = getattr(session, "is_running", None)
+        self.assertIs(running, True, f"mid-run, session.is_running is {running!r}; expected True, "
+                      "as in lesson 12.")
+        try:
+            lab.drive(session.prompt("Read app/AGENTS.md."))
+        except RuntimeError as error:
+            self.assertIn("already running", str(error), f"the second prompt raised {error!r}; "
+                          "expected RuntimeError('already running').")
+        else:
+            self.fail("a second prompt ran while the first was still running: two runs wrote to "
+                      "one log. Keep lesson 12's running flag, checked when prompt() is called.")
+        for _ in first:
+            pass
+        try:
+            self.prompt(session, "Read app/AGENTS.md.")
+        except RuntimeError as error:
+            self.fail(f"after the first run ended, the next prompt raised {error!r}: clear the "
+                      "running flag when the run ends.")
+
     def test_log_saves_messages(self):
         """With a builder, every message of a prompt is saved to the log (lesson 11): after one
         prompt the rebooted disk's log replays the user's message, the call, its result and the
@@ -652,7 +739,7 @@ class Lab2(_LabCase):
 
     def test_keeps_no_prompt(self):
         """When a prompt ends the Session keeps no copy of the system prompt it built: none of its
-        attributes holds the text, so no later prompt can reuse a stale one."""
+        attributes is a text holding it, so no later prompt can reuse a stale one."""
         ws, tools, clock, build = _world()
         model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))

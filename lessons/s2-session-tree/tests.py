@@ -247,6 +247,24 @@ class Lab1(_LabCase):
         if _texts(replay) != want:
             self.fail(f"replay() gave {_texts(replay)}; expected {want}.")
 
+    def test_parents_may_come_later_in_the_file(self):
+        """A hand-edited file whose entry e2 names a parent written after it (e3, whose parent is
+        e1): path_to('e2') and rows() follow the parent links, e1 e3 e2, not the file's order."""
+        ws = lab.Workspace({LOG: _file(_msg(1, None, "Fix the failing test."),
+                                       _msg(2, "e3", "Fixed in app.py.", role="assistant"),
+                                       _msg(3, "e1", "Read the code first."),
+                                       _leaf(4, "e2"))})
+        tree = harness.SessionTree(ws, LOG)
+        got = _ids(self.call("path_to('e2')", lambda: tree.path_to("e2")))
+        if got != ["e1", "e3", "e2"]:
+            self.fail(f"path_to('e2') gave the ids {got}; expected ['e1', 'e3', 'e2']: e2's "
+                      "parent is e3, and e3's is e1, wherever they sit in the file.")
+        ids = [row[0] for row in self.call("rows()", tree.rows)]
+        if ids != ["e1", "e3", "e2"]:
+            self.fail(f"rows() gave the ids {ids}; expected ['e1', 'e3', 'e2']: the order of the "
+                      "path, root first, not the order of the file. Nothing makes a parent come "
+                      "before its child in the file: a hand edit can put it after.")
+
     def test_path_to_any_entry(self):
         """path_to(id) gives the entries from the root down to that id, whichever branch it is on
         (e4: e1 e2 e3 e4; e7: e1 e2 e6 e7), and an id that is not in the file raises
