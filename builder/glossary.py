@@ -197,9 +197,8 @@ class Glossary:
 
     def term_of(self, text: str) -> Term | None:
         """The term `text` names (any of its forms, any case, with an -s or -es after)."""
-        key = " ".join(text.lower().split())
-        for candidate in (key, key[:-1], key[:-2], key[:-3] + "y" if key.endswith("ies") else None):
-            if candidate and candidate in self.by_form:
+        for candidate in keys(text):
+            if candidate in self.by_form:
                 return self.terms[self.by_form[candidate]]
         return None
 
@@ -212,6 +211,17 @@ class Glossary:
 
     def sorted(self) -> list[Term]:
         return sorted(self.terms.values(), key=lambda t: t.name.lower().lstrip("_"))
+
+
+def keys(text: str) -> list[str]:
+    """What `text` may be a form of: itself, and without an -s or -es (any case, spaces folded)."""
+    key = " ".join(text.lower().split())
+    found = [key]
+    if key.endswith("s"):
+        found.append(key[:-1])
+    if key.endswith("es"):
+        found.append(key[:-2])
+    return found
 
 
 def _section(source, line: int) -> str:
@@ -237,8 +247,9 @@ def collect(sources: list) -> Glossary:
                 introduced.setdefault(" ".join(mark.text.lower().split()), []).append(mark)
         for box, defs in definitions(source.tokens):
             for definition in defs:
-                used = [m for form in definition.forms
-                        for m in introduced.get(" ".join(form.lower().split()), [])]
+                names = {" ".join(form.lower().split()) for form in definition.forms}
+                used = sorted((m for text, found in introduced.items() if set(keys(text)) & names
+                               for m in found), key=lambda m: m.line)
                 for form in definition.forms:
                     key = " ".join(form.lower().split())
                     if key in glossary.by_form:
