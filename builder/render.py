@@ -68,7 +68,9 @@ class Renderer:
         body = self.md.renderer.render(source.tokens, self.md.options, env)
         new_here = ""
         if source.meta.get("new_here_tokens"):
-            new_here = self.md.renderer.render(source.meta["new_here_tokens"], self.md.options, env)
+            # the "new here" line sits above the page's text: a term's card waits for the text
+            new_here = self.md.renderer.render(source.meta["new_here_tokens"], self.md.options,
+                                               {**env, "no_cards": 1})
         return Markup(body), Markup(new_here)
 
     def lesson(self, source: Source, outputs: dict[str, str], labs: dict[int, LabView]) -> str:
