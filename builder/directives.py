@@ -149,6 +149,20 @@ def parse_capabilities(reader, token: Token, line: int) -> Capabilities:
     return Capabilities(line=line)
 
 
+def parse_terms(reader, token: Token, line: int) -> None:
+    """The terms a page introduces, one `- term: definition` line each (builder/glossary.py);
+    kept on the token for the glossary, which checks them against the page's {term} roles."""
+    from .glossary import parse_terms as read
+    found, problems = read(reader.lines[token.map[0] + 1:token.map[1]], token.map[0] + 2)
+    if problems:
+        reader.fail(*problems[0])
+    if not found:
+        reader.fail(line, "a '::: terms' box lists the terms the page introduces, one "
+                          "'- term: its one-line definition' a line")
+    token.meta["definitions"] = found
+    return None
+
+
 def parse_sidequest(reader, token: Token, line: int) -> None:
     quest = reader.options(token)["page"]
     target = reader.course.page(quest)
@@ -241,6 +255,14 @@ def draw_card(token: Token, render: Render, page) -> dict:
              for name, label in CARD_PARTS for part in kids(token, name)]
     prose = [t for t in token.children if t.type != "directive"]
     return {"prose": _html(render, prose), "parts": parts}
+
+
+def draw_terms(token: Token, render: Render, page) -> dict:
+    """The box "Words this page introduced": each term, its definition, a link to its entry."""
+    from .glossary import slug
+    return {"terms": [{"name": d.name, "slug": slug(d.name), "definition": page.inline(d.definition)}
+                      for d in token.meta.get("definitions", [])],
+            "glossary": page.href_glossary()}
 
 
 def draw_sidequest(token: Token, render: Render, page) -> dict:
@@ -339,6 +361,8 @@ REGISTRY: dict[str, Directive] = {d.name: d for d in [
            doc="the capability checklist (left empty, the build writes it from course.yaml)"),
     _entry("card", closed=True, context=draw_card, doc="the closing card, holding its five parts"),
     *(_entry(part, {"card"}, doc=CARD_DOCS[part]) for part, _ in CARD_PARTS),
+    _entry("terms", {""}, parse=parse_terms, context=draw_terms,
+           doc="the terms the page introduces, one `- term: definition` line each (builder/glossary.py)"),
     _entry("sidequest", parse=parse_sidequest, context=draw_sidequest,
            options=Schema(words=Words("page", required=True, doc="the side quest's id: S2"),
                           example="::: sidequest S2"),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from html import escape
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 from markupsafe import Markup
 
@@ -35,6 +36,13 @@ class PageContext:
     headings: set[str] = field(default_factory=set)   # the section ids the page's headings carry
     drawn: list | None = None      # when a list: each check and prompt drawn, (kind, its partial's
     #                                context), for the review's questions.json (builder/questions.py)
+    glossary: object = None        # builder.glossary.Glossary: its terms' first uses get cards
+    carded: set[str] = field(default_factory=set)     # the terms given a card on this page so far
+    inline: object = None          # Markdown text -> Markup, one line (a term's definition)
+
+    def href_glossary(self, slug: str = "") -> str:
+        """The glossary page, or one entry of it."""
+        return "glossary.html" + (f"#{slug}" if slug else "")
 
     @property
     def prefix(self) -> str:
@@ -78,7 +86,14 @@ def _directive(self, tokens, idx, options, env) -> str:
     render = lambda ts: self.render(ts, options, env)  # noqa: E731
     if entry is None or entry.template is None:
         return render(token.children)
-    context = entry.context(token, render, page)
+    # No term cards inside a check or a prompt (their text becomes buttons and the review's
+    # questions) nor in the terms box itself.
+    quiet = token.info in ("check", "prompt", "terms")
+    env["no_cards"] = env.get("no_cards", 0) + quiet
+    try:
+        context = entry.context(token, render, page)
+    finally:
+        env["no_cards"] -= quiet
     if page.drawn is not None and token.info in ("check", "prompt"):
         page.drawn.append((token.info, context))
     return page.templates.get_template(entry.template).render(**context)
@@ -119,11 +134,47 @@ def _link_open(self, tokens, idx, options, env) -> str:
         tokens = _drawn_with(tokens, idx, href=page.href(target), **{"class": "page-link"})
     elif href.startswith("#") and href[1:] in page.headings:
         tokens = _drawn_with(tokens, idx, href="#" + page.section_id(href[1:]))
+    env["in_link"] = env.get("in_link", 0) + 1
     return self.renderToken(tokens, idx, options, env)
+
+
+def _link_close(self, tokens, idx, options, env) -> str:
+    env["in_link"] = max(0, env.get("in_link", 0) - 1)
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _heading_close(self, tokens, idx, options, env) -> str:
+    env["in_heading"] = False
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _text(self, tokens, idx, options, env) -> str:
+    """Running text; the first use on this page of a term introduced on an earlier page is
+    drawn as a link to its glossary entry with its card (not in headings, links, checks,
+    prompts, nor in the whole book to print)."""
+    text, page = tokens[idx].content, env["page"]
+    glossary = page.glossary
+    if (glossary is None or page.in_book or env.get("in_link") or env.get("in_heading")
+            or env.get("no_cards")):
+        return escapeHtml(text)
+    here = glossary.order.get(page.page.id, -1)
+    out, cursor = [], 0
+    for start, end, term in glossary.uses(text):
+        if term.slug in page.carded or glossary.order[term.page.id] >= here:
+            continue
+        page.carded.add(term.slug)
+        out.append(escapeHtml(text[cursor:start]))
+        out.append(page.templates.get_template("parts/term.html").render(
+            term=term, text=text[start:end], glossary=page.href_glossary(term.slug),
+            source=term.page.path + "#" + term.anchor, definition=page.inline(term.definition)).strip())
+        cursor = end
+    out.append(escapeHtml(text[cursor:]))
+    return "".join(out)
 
 
 def _heading_open(self, tokens, idx, options, env) -> str:
     slug = tokens[idx].attrGet("id")
+    env["in_heading"] = True
     if slug and env["page"].in_book:
         tokens = _drawn_with(tokens, idx, id=env["page"].section_id(str(slug)))
     return self.renderToken(tokens, idx, options, env)
@@ -141,6 +192,13 @@ def _role(self, tokens, idx, options, env) -> str:
         # The badge says what it means in its own words: a tooltip is no explanation on a phone.
         return (f'<span class="general"><span class="general-tag" title="Not from Tau and not from a '
                 f'provider\'s documentation">general knowledge</span> {escape(token.content)}</span>')
+    if name == "term":
+        glossary = env["page"].glossary
+        term = glossary.term_of(content) if glossary is not None else None
+        anchor = f' id="{term.anchor}"' if term is not None else ""
+        return f'<dfn class="term-intro"{anchor}>{escape(token.content)}</dfn>'
+    if name == "ahead":
+        return f'<span class="term-ahead">{escape(token.content)}</span>'
     return f"<code>{escape(token.content)}</code>"
 
 
@@ -150,5 +208,8 @@ def install(md: MarkdownIt) -> MarkdownIt:
     md.add_render_rule("fence", _fence)
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("heading_open", _heading_open)
+    md.add_render_rule("heading_close", _heading_close)
+    md.add_render_rule("link_close", _link_close)
+    md.add_render_rule("text", _text)
     md.add_render_rule("myst_role", _role)
     return md

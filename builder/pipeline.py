@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import cells, code, course as course_stage, mutants, names, offline, questions, rules, search, source as source_stage, tau, wrong
+from . import cells, code, course as course_stage, glossary as glossary_stage, mutants, names, offline, questions, rules, search, source as source_stage, tau, wrong
 from .labs import Labs
 from .project import Project
 from .render import Renderer
@@ -73,9 +73,10 @@ def _cells_key(parsed, reference: str) -> str:
     return digest.hexdigest()
 
 
-def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
+def check_rules(project: Project, course, sources: dict, labs: Labs) -> glossary_stage.Glossary:
     """The book's rules (rules.py) on every written page, its wrong designs and equivalent mutants
-    (read and checked; the mutation pass itself is `build.py mutants`), and the Tau lock."""
+    (read and checked; the mutation pass itself is `build.py mutants`), the Tau lock, and the
+    glossary (glossary.py: no term used before the page that introduces it), which it returns."""
     cited: dict[str, list[tuple[str, int]]] = {}
     for page_id, parsed in sources.items():
         page = parsed.page
@@ -92,6 +93,7 @@ def check_rules(project: Project, course, sources: dict, labs: Labs) -> None:
     rules.check_book(sources.values(), project.rel(course.path))
     lock = tau.lock_path(project.lessons)
     tau.check(tau.read(project.lessons, project.rel(lock)), course.tau_commit, cited, project.rel(lock))
+    return glossary_stage.collect([sources[page.id] for page in course.written])
 
 
 def execute_book(project: Project, sources: dict, labs: Labs, *, cache: dict | None = None,
@@ -159,15 +161,16 @@ def build(project: Project, out: Path, *, assets: bool = True,
             f"{_count(len(parsed.labs), 'lab')}, {_count(len(parsed.figures), 'figure')}")
 
     labs = Labs(project, course)
-    check_rules(project, course, sources, labs)
+    glossary = check_rules(project, course, sources, labs)
     log(f"rules    {len(sources)} pages keep the book's rules; "
-        f"{sum(len(s.model.citations) for s in sources.values())} Tau citations locked")
+        f"{sum(len(s.model.citations) for s in sources.values())} Tau citations locked; "
+        f"{_count(len(glossary.terms), 'term')} in the glossary, none used before its page")
     clock = time.monotonic()
     proven = execute_book(project, sources, labs, cache=cache, log=log, jobs=jobs)
     log(f"execute  {sum(len(s.cells) for s in sources.values())} cells of {len(sources)} pages "
         f"proven in {time.monotonic() - clock:.1f} s")
 
-    renderer = Renderer(project, course)
+    renderer = Renderer(project, course, glossary)
     files: dict[str, Content] = {}
     manifest_pages = []
     drawn = []      # (parsed, outputs, labs) of every written page, for print.html
@@ -190,7 +193,9 @@ def build(project: Project, out: Path, *, assets: bool = True,
         report.cells += len(parsed.cells)
         report.labs += len(views)
     files.update(labs.py(written))
-    documents = search.documents([(page.path, page.named(lesson_word=True), files[page.path]) for page in written])
+    files["glossary.html"] = renderer.glossary_page()
+    documents = search.documents([(page.path, page.named(lesson_word=True), files[page.path]) for page in written]
+                                 + [("glossary.html", "Glossary", files["glossary.html"])])
     files["index.html"] = renderer.index()
     files["404.html"] = renderer.missing()
     files["print.html"] = renderer.book(drawn)
@@ -198,7 +203,8 @@ def build(project: Project, out: Path, *, assets: bool = True,
     files[questions.TARGET] = questions.questions_json(
         [(page, renderer.drawn.get(page.id, [])) for page in written])
     files.update(_static(project))
-    log(f"render   {report.pages} pages, the course map, the whole book to print and the review")
+    log(f"render   {report.pages} pages, the course map, the whole book to print, the review "
+        f"and the glossary")
 
     manifest = {"build": content_hash(files), "pages": manifest_pages}
     files["course.json"] = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"

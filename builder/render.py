@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jinja2
+from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from . import html, markup
 from .course import Course, Page
+from .glossary import Glossary
 from .html import PageContext
 from .model import LabView
 from .project import Project
@@ -37,8 +39,10 @@ class Link:
 class Renderer:
     """The templates and the Markdown renderer, made once per build."""
 
-    def __init__(self, project: Project, course: Course) -> None:
+    def __init__(self, project: Project, course: Course, glossary: Glossary | None = None) -> None:
         self.course = course
+        self.glossary = glossary
+        self.plain = MarkdownIt("commonmark")     # a term's definition: one line, no roles
         self.drawn: dict[str, list] = {}    # page id -> its checks and prompts as drawn (lesson())
         self.md = html.install(markup.parser())
         self.templates = jinja2.Environment(
@@ -58,12 +62,15 @@ class Renderer:
         context = PageContext(course=self.course, page=source.page, outputs=outputs,
                               cells={c.id: c for c in source.cells}, labs=labs,
                               templates=self.templates, in_book=in_book,
-                              headings=html.heading_ids(source.tokens), drawn=drawn)
+                              headings=html.heading_ids(source.tokens), drawn=drawn,
+                              glossary=self.glossary, inline=self.inline)
         env = {"page": context}
         body = self.md.renderer.render(source.tokens, self.md.options, env)
         new_here = ""
         if source.meta.get("new_here_tokens"):
-            new_here = self.md.renderer.render(source.meta["new_here_tokens"], self.md.options, env)
+            # the "new here" line sits above the page's text: a term's card waits for the text
+            new_here = self.md.renderer.render(source.meta["new_here_tokens"], self.md.options,
+                                               {**env, "no_cards": 1})
         return Markup(body), Markup(new_here)
 
     def lesson(self, source: Source, outputs: dict[str, str], labs: dict[int, LabView]) -> str:
@@ -92,6 +99,24 @@ class Renderer:
                           "body": body, "new_here": new_here, "label": source.page.heading})
         return self.templates.get_template("print.html").render(
             **self._common(None), title="The whole book, to print", runs_python=False, pages=pages)
+
+    def inline(self, text: str) -> Markup:
+        """One line of Markdown (a term's definition) as HTML."""
+        return Markup(self.plain.renderInline(text))
+
+    def glossary_page(self) -> str:
+        """glossary.html: every term, A to Z, with its definition, the page and section that
+        introduce it and the pages that use it after. Plain HTML: it needs no script."""
+        terms = self.glossary.sorted() if self.glossary is not None else []
+        letters: dict[str, list] = {}
+        for term in terms:
+            letter = term.name.lstrip("_")[:1].upper()
+            letters.setdefault(letter if letter.isalpha() else "#", []).append(
+                {"term": term, "definition": self.inline(term.definition),
+                 "source": f"{term.page.path}#{term.anchor}"})
+        return self.templates.get_template("glossary.html").render(
+            **self._common(None), title="Glossary", runs_python=False, letters=letters,
+            count=len(terms))
 
     def missing(self) -> str:
         """404.html, which serve.py answers for any address that is not a file of the book.

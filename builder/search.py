@@ -49,7 +49,7 @@ SKIP_TAGS = {"script", "style", "noscript", "template", "details", "textarea", "
              "nav"}
 SKIP_CLASSES = {"cell-output", "cell-data", "lab-data", "lab-changes", "lab-file", "lab-local",
                 "lab-done", "check-label", "prompt-label", "prompt-input-label", "lab-number", "lesson-number",
-                "lesson-meta", "general-tag", "figure-full"}
+                "lesson-meta", "general-tag", "figure-full", "term-card"}
 # Elements that end a run of words: their text never runs into the next element's.
 BLOCKS = {"p", "li", "div", "pre", "h1", "h2", "h3", "h4", "td", "th", "figcaption", "blockquote",
           "section", "ol", "ul", "dd", "dt", "br"}

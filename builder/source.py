@@ -28,7 +28,7 @@ from .names import CELL_NAME
 from .options import DEFAULT_TIMEOUT, OptionError
 from .project import Project
 
-ROLES = ("tau", "general")
+ROLES = ("tau", "general", "term", "ahead")
 TAU_REF = re.compile(r"[\w./-]+(:\d+(-\d+)?)?\Z")
 
 

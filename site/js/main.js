@@ -20,11 +20,13 @@ import * as figures from "./figures.js";
 import * as review from "./review.js";
 import * as reviewDue from "./review-due.js";
 import * as harnessMap from "./harness-map.js";
+import * as glossary from "./glossary.js";
 
 theme.init(); // the header's theme toggle (the theme itself is set before the first paint)
 search.init(); // the header's search box, and "/" to reach it
 pagekeys.init(); // ← and → for the previous and the next page
 figures.init(); // a figure tapped opens large, to pan and zoom
+glossary.init(); // a term's card: a tap opens it on a touch screen, Escape closes it
 // Then: Pyodide boots while the rest of the page is set up; a page with no code (the course
 // map) starts no Python at all.
 if (document.querySelector(".cell, .lab")) python.init();

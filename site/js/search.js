@@ -51,7 +51,8 @@ function byOwnWords(found, text) {
   const words = queryWords(text).map((word) => word.toLowerCase());
   const phrase = words.join(" ");
   const rank = (result) => {
-    const own = queryWords(result.text || result.title || "").join(" ").toLowerCase();
+    // a place's own words: its title (a glossary entry's is the term) and its text
+    const own = queryWords(`${result.title || ""} ${result.text || ""}`).join(" ").toLowerCase();
     if (words.length > 1 && own.includes(phrase)) return 0;
     return words.every((word) => own.includes(word)) ? 1 : 2;
   };

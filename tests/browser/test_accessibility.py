@@ -22,7 +22,7 @@ def written_paths() -> list[str]:
     from builder import course as course_stage
     from builder.project import Project
     course = course_stage.load(Project.book())
-    return ["index.html"] + [page.path for page in course.written]
+    return ["index.html", "glossary.html"] + [page.path for page in course.written]
 
 
 PATHS = written_paths()

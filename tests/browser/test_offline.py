@@ -358,6 +358,11 @@ def test_the_downloaded_book_runs_cells_and_labs_served_then_offline(book, profi
         page.goto(f"{url}lesson-01.html")              # search, from the saved book
         found = search(page, "torn write")
         assert any(r["kind"] == "Section" and r["href"].startswith("lesson-11.html#") for r in found), found
+        page.goto(f"{url}lesson-02.html")
+        found = search(page, "append-only log")                  # the glossary's entry, indexed
+        assert any(r["href"] == "glossary.html#append-only-log" for r in found), found
+        assert page.goto(f"{url}glossary.html").from_service_worker   # the glossary, never visited
+        assert page.locator("h3#append-only-log").is_visible()
     assert errors == []
     assert len(hosts) > 50 and set(hosts) == {"127.0.0.1"}, sorted(set(hosts))
 
