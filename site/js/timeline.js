@@ -1,0 +1,176 @@
+// A transcript you can step through. A cell that prints lab.timeline(record, calls) prints one
+// step per model call: the record as it stood beside what that call was sent (lab/messages.py).
+// This draws such an output as a stepper: one call at a time, Previous and Next (and ← →), and
+// "step k of n" announced. The printed text stays in the page as it is: without JavaScript it is
+// read whole, and "Whole output" shows it again. A cell run again is drawn again when its new
+// output holds a whole timeline.
+import { button } from "./dom.js";
+
+const HEAD = /^Timeline of (\d+) model calls?;/;
+const STEP = /^── call (\d+) of (\d+): (.*?) ─*$/;
+const END = "── end of timeline";
+const MARKS = { "=": "tl-kept", "+": "tl-only-view", "-": "tl-not-sent", "~": "tl-moved" };
+
+/** The parts of a printed timeline: the lines before it, its two opening lines, its steps (each a
+ * list of lines, heading first), its end and what follows; null when `text` holds none, or not a
+ * whole one (a cell still printing). */
+export function parse(text) {
+  const lines = text.split("\n");
+  const start = lines.findIndex((line) => HEAD.test(line));
+  if (start < 0) return null;
+  const total = Number(HEAD.exec(lines[start])[1]);
+  const end = lines.indexOf(END, start);
+  if (end < 0 || total < 1) return null;
+  const steps = [];
+  for (let i = start + 2; i < end; i++) {
+    const step = STEP.exec(lines[i]);
+    if (step) {
+      if (Number(step[1]) !== steps.length + 1 || Number(step[2]) !== total) return null;
+      steps.push({ lines: [lines[i]], summary: step[3] });
+    } else if (steps.length) {
+      steps[steps.length - 1].lines.push(lines[i]);
+    } else {
+      return null;
+    }
+  }
+  if (steps.length !== total) return null;
+  return {
+    before: lines.slice(0, start), opening: lines.slice(start, start + 2), steps,
+    end: lines[end], after: lines.slice(end + 1),
+  };
+}
+
+/** Where a row's mark sits: one space after the record's column, whose width the step's column
+ * heading gives ("record, as it stood" padded, then three characters, then "view, ..."). */
+function markColumn(lines) {
+  const heading = lines.find((line) => line.startsWith("record, as it stood"));
+  const view = heading ? heading.indexOf("view, ") : -1;
+  return view > 0 ? view - 2 : -1;
+}
+
+/** One line of a step, as an element: a heading, a row (coloured by its mark), or a reply. */
+function lineNode(line, column) {
+  const span = document.createElement("span");
+  span.textContent = line + "\n";
+  if (STEP.test(line) || line === END) span.className = "tl-step";
+  else if (line.startsWith("reply: ")) span.className = "tl-reply";
+  else if (column > 0 && MARKS[line[column]] && line[column + 1] === " " && line[column - 1] === " ") {
+    span.className = MARKS[line[column]];
+  }
+  return span;
+}
+
+class Stepper {
+  constructor(pre) {
+    this.pre = pre;
+    this.root = null;
+    this.index = 0;
+    this.text = null;
+  }
+
+  /** Draw the stepper for the output as it is now, or take it away if it holds no timeline. */
+  refresh() {
+    const text = this.pre.textContent;
+    if (text === this.text) return;
+    this.text = text;
+    const parts = parse(text);
+    if (!parts) {
+      this.remove();
+      return;
+    }
+    this.parts = parts;
+    this.index = Math.min(this.index, parts.steps.length - 1);
+    if (!this.root) this.build();
+    this.pre.hidden = this.stepping;
+    this.show();
+  }
+
+  remove() {
+    if (this.root) this.root.remove();
+    this.root = null;
+    this.pre.hidden = false;
+  }
+
+  build() {
+    this.stepping = true;
+    const root = document.createElement("div");
+    root.className = "timeline";
+    const bar = document.createElement("div");
+    bar.className = "timeline-bar";
+    bar.setAttribute("role", "group");     // ← and → step here, not turn the page (pagekeys.js)
+    bar.setAttribute("aria-label", "Step through the timeline, one model call at a time");
+    this.prev = button("Previous", "timeline-prev", () => this.go(this.index - 1));
+    this.next = button("Next", "timeline-next", () => this.go(this.index + 1));
+    this.count = document.createElement("span");
+    this.count.className = "timeline-count";
+    this.count.setAttribute("aria-live", "polite");
+    this.whole = button("Whole output", "timeline-whole", () => this.toggle());
+    this.whole.setAttribute("aria-pressed", "false");
+    bar.append(this.prev, this.count, this.next, this.whole);
+    bar.addEventListener("keydown", (event) => {
+      if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) return;
+      const to = { ArrowLeft: this.index - 1, ArrowRight: this.index + 1, Home: 0,
+        End: this.parts.steps.length - 1 }[event.key];
+      if (to === undefined || !this.stepping) return;
+      event.preventDefault();
+      this.go(to);
+    });
+    this.view = document.createElement("pre");
+    this.view.className = "timeline-view";
+    this.view.tabIndex = 0;               // it may scroll sideways: reachable from the keyboard
+    this.view.setAttribute("aria-label", "The current step of the timeline");
+    root.append(bar, this.view);
+    this.pre.before(root);
+    this.root = root;
+  }
+
+  go(index) {
+    if (index < 0 || index >= this.parts.steps.length || index === this.index) return;
+    this.index = index;
+    this.show();
+  }
+
+  toggle() {
+    this.stepping = !this.stepping;
+    this.whole.setAttribute("aria-pressed", String(!this.stepping));
+    this.pre.hidden = this.stepping;
+    this.view.hidden = !this.stepping;
+    this.show();
+  }
+
+  /** The output with only the current step of its timeline shown, and the bar to match. */
+  show() {
+    const { before, opening, steps, end, after } = this.parts;
+    const n = steps.length;
+    const step = steps[this.index];
+    this.root.dataset.step = String(this.index + 1);
+    for (const [control, off] of [[this.prev, this.index === 0], [this.next, this.index === n - 1]]) {
+      control.hidden = !this.stepping;
+      if (off) control.setAttribute("aria-disabled", "true");   // not .disabled: focus stays
+      else control.removeAttribute("aria-disabled");
+    }
+    this.count.textContent = this.stepping
+      ? `step ${this.index + 1} of ${n}: call ${this.index + 1}, ${step.summary}`
+      : `all ${n} steps`;
+    const column = markColumn(step.lines);
+    this.view.replaceChildren(...[...before, ...opening, ...step.lines, end, ...after]
+      .map((line) => lineNode(line, column)));
+  }
+}
+
+const steppers = new WeakMap();
+
+/** Find every cell output holding a timeline and draw it as a stepper; draw it again whenever
+ * the output changes (the cell was run). */
+export function init() {
+  for (const pre of document.querySelectorAll("pre.cell-output")) {
+    const stepper = new Stepper(pre);
+    steppers.set(pre, stepper);
+    stepper.refresh();
+    let waiting = 0;
+    new MutationObserver(() => {
+      clearTimeout(waiting);
+      waiting = setTimeout(() => stepper.refresh(), 30);
+    }).observe(pre, { childList: true, characterData: true, subtree: true });
+  }
+}
