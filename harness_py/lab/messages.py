@@ -464,7 +464,8 @@ def timeline(record: Iterable[dict], calls: Iterable[Any], width: int = 36) -> s
     `record` is the harness's list (h.messages); `calls` is what the model recorded, model.calls
     (a model is taken for its .calls). Each step is headed "── call k of n: ..." and the text ends
     "── end of timeline"; between them, a row is `<record cell> <mark> <view cell>`, each cell
-    `width` characters: the message's shape() mark, then what it says, cut with "…". The marks:
+    `width` characters: the message's shape() mark, then what it says, cut with "…"; every line of
+    a step keeps to 2 * width + 3 characters (a narrow one has shorter headings). The marks:
 
         =  as recorded: sent as the record holds it, in its place
         +  only in the view: not in the record (a stand-in the view made up)
@@ -494,8 +495,11 @@ def timeline(record: Iterable[dict], calls: Iterable[Any], width: int = 36) -> s
         before = _as_it_stood(record, request)
         head = (f"{RULE * 2} call {k} of {len(calls)}: the record held "
                 f"{_count(len(before), 'message')}, the view {len(view)} ")
+        if len(head) + 2 > full:      # a narrow timeline says it in fewer words
+            head = f"{RULE * 2} call {k} of {len(calls)}: record {len(before)}, view {len(view)} "
         out.append(head + RULE * max(2, full - len(head)))
-        out.append(f"{'record, as it stood':<{width}}   view, what call {k} was sent")
+        columns = (f"{'record, as it stood':<{width}}   view, what call {k} was sent")
+        out.append(columns if len(columns) <= full else f"{'record':<{width}}   view")
         for left, mark, right in _rows(before, view) or [(None, " ", None)]:
             cell = _cell(left, width) if left is not None else ""
             line = f"{cell:<{width}} {mark} {_cell(right, width) if right is not None else ''}"

@@ -16,6 +16,7 @@ const MARKS = { "=": "tl-kept", "+": "tl-only-view", "-": "tl-not-sent", "~": "t
  * whole one (a cell still printing). */
 export function parse(text) {
   const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();   // the newline that ends the output
   const start = lines.findIndex((line) => HEAD.test(line));
   if (start < 0) return null;
   const total = Number(HEAD.exec(lines[start])[1]);
@@ -41,10 +42,10 @@ export function parse(text) {
 }
 
 /** Where a row's mark sits: one space after the record's column, whose width the step's column
- * heading gives ("record, as it stood" padded, then three characters, then "view, ..."). */
+ * heading gives ("record, as it stood" or "record", padded, then three spaces, then "view"). */
 function markColumn(lines) {
-  const heading = lines.find((line) => line.startsWith("record, as it stood"));
-  const view = heading ? heading.indexOf("view, ") : -1;
+  const heading = lines.find((line) => /^record\b.*   view\b/.test(line));
+  const view = heading ? heading.indexOf("   view") + 3 : -1;
   return view > 0 ? view - 2 : -1;
 }
 
