@@ -9,6 +9,7 @@ import { button } from "./dom.js";
 const HEAD = /^Timeline of (\d+) model calls?;/;
 const STEP = /^── call (\d+) of (\d+): (.*?) ─*$/;
 const END = "── end of timeline";
+const COLUMNS = /^record\b.*   view\b/;
 const MARKS = { "=": "tl-kept", "+": "tl-only-view", "-": "tl-not-sent", "~": "tl-moved" };
 
 /** The parts of a printed timeline: the lines before it, its two opening lines, its steps (each a
@@ -44,22 +45,54 @@ export function parse(text) {
 /** Where a row's mark sits: one space after the record's column, whose width the step's column
  * heading gives ("record, as it stood" or "record", padded, then three spaces, then "view"). */
 function markColumn(lines) {
-  const heading = lines.find((line) => /^record\b.*   view\b/.test(line));
+  const heading = lines.find((line) => COLUMNS.test(line));
   const view = heading ? heading.indexOf("   view") + 3 : -1;
   return view > 0 ? view - 2 : -1;
 }
 
-/** One line of a step, as an element: a heading, a row (coloured by its mark), or a reply. */
-function lineNode(line, column) {
+/** A step's lines as they are printed, side by side, each with the class that colours it. */
+function sideBySide(lines) {
+  const column = markColumn(lines);
+  return lines.map((text) => {
+    let cls = "";
+    if (STEP.test(text) || text === END) cls = "tl-step";
+    else if (text.startsWith("reply: ")) cls = "tl-reply";
+    else if (column > 0 && MARKS[text[column]] && text[column - 1] === " " && text[column + 1] === " ") {
+      cls = MARKS[text[column]];
+    }
+    return { text, cls };
+  });
+}
+
+/** The same step for a narrow screen: the record's column, then the view's, one above the other,
+ * each row led by its mark. Every cell is the printed one, character for character. */
+function stacked(lines) {
+  const column = markColumn(lines);
+  const heading = lines.findIndex((line) => COLUMNS.test(line));
+  const reply = lines.findIndex((line) => line.startsWith("reply: "));
+  if (column < 1 || heading < 0 || reply < heading) return sideBySide(lines);
+  const rows = lines.slice(heading + 1, reply).map((line) => ({
+    left: line.slice(0, column - 1).trimEnd(), mark: line[column] || " ", right: line.slice(column + 2),
+  }));
+  const row = (mark, cell) => ({ text: `${mark} ${cell}`, cls: MARKS[mark] || "" });
+  return [
+    ...sideBySide(lines.slice(0, heading)),
+    { text: lines[heading].slice(0, column - 1).trimEnd(), cls: "tl-columns" },
+    ...rows.filter((r) => r.left).map((r) => row(r.mark, r.left)),
+    { text: lines[heading].slice(column + 2), cls: "tl-columns" },
+    ...rows.filter((r) => r.right).map((r) => row(r.mark, r.right)),
+    ...sideBySide(lines.slice(reply)),
+  ];
+}
+
+function lineNode({ text, cls }) {
   const span = document.createElement("span");
-  span.textContent = line + "\n";
-  if (STEP.test(line) || line === END) span.className = "tl-step";
-  else if (line.startsWith("reply: ")) span.className = "tl-reply";
-  else if (column > 0 && MARKS[line[column]] && line[column + 1] === " " && line[column - 1] === " ") {
-    span.className = MARKS[line[column]];
-  }
+  span.textContent = text + "\n";
+  if (cls) span.className = cls;
   return span;
 }
+
+const NARROW = "(max-width: 40rem)";   // book.css's phone width: the columns go one above the other
 
 class Stepper {
   constructor(pre) {
@@ -80,6 +113,7 @@ class Stepper {
       return;
     }
     this.parts = parts;
+    this.pre.classList.add("has-timeline");   // its columns stay lined up when shown whole
     this.index = Math.min(this.index, parts.steps.length - 1);
     if (!this.root) this.build();
     this.pre.hidden = this.stepping;
@@ -87,6 +121,7 @@ class Stepper {
   }
 
   remove() {
+    this.pre.classList.remove("has-timeline");
     if (this.root) this.root.remove();
     this.root = null;
     this.pre.hidden = false;
@@ -153,21 +188,21 @@ class Stepper {
     this.count.textContent = this.stepping
       ? `step ${this.index + 1} of ${n}: call ${this.index + 1}, ${step.summary}`
       : `all ${n} steps`;
-    const column = markColumn(step.lines);
-    this.view.replaceChildren(...[...before, ...opening, ...step.lines, end, ...after]
-      .map((line) => lineNode(line, column)));
+    const narrow = matchMedia(NARROW).matches;
+    this.root.dataset.layout = narrow ? "stacked" : "side";
+    this.view.replaceChildren(...[
+      ...sideBySide([...before, ...opening]), ...(narrow ? stacked : sideBySide)(step.lines),
+      ...sideBySide([end, ...after])].map(lineNode));
   }
 }
-
-const steppers = new WeakMap();
 
 /** Find every cell output holding a timeline and draw it as a stepper; draw it again whenever
  * the output changes (the cell was run). */
 export function init() {
   for (const pre of document.querySelectorAll("pre.cell-output")) {
     const stepper = new Stepper(pre);
-    steppers.set(pre, stepper);
     stepper.refresh();
+    matchMedia(NARROW).addEventListener("change", () => stepper.root && stepper.show());
     let waiting = 0;
     new MutationObserver(() => {
       clearTimeout(waiting);

@@ -32,6 +32,20 @@ def expected_steps(text: str) -> list[str]:
             for a, b in zip(bounds, bounds[1:])]
 
 
+def stacked(step: str) -> str:
+    """A step as a phone shows it: the record's column, then the view's, each row led by its mark
+    and each cell exactly as printed."""
+    lines = step.split("\n")
+    heading = next(i for i, line in enumerate(lines) if line.startswith("record"))
+    reply = next(i for i, line in enumerate(lines) if line.startswith("reply: "))
+    width = lines[heading].index("   view")
+    rows = [(line[:width].rstrip(), line[width + 1], line[width + 3:]) for line in lines[heading + 1:reply]]
+    return "\n".join(lines[:heading] + [lines[heading][:width].rstrip()]
+                     + [f"{mark} {left}" for left, mark, _ in rows if left]
+                     + [lines[heading][width + 3:]]
+                     + [f"{mark} {right}" for _, mark, right in rows if right] + lines[reply:])
+
+
 def shown(page) -> dict:
     return page.evaluate("""(id) => {
         const cell = document.getElementById('cell-' + id);
@@ -45,9 +59,10 @@ def shown(page) -> dict:
     }""", CELL)
 
 
-def walk(page, text: str) -> None:
-    """Step forward through every call and back again, checking each step against `text`."""
-    steps = expected_steps(text)
+def walk(page, text: str, phone: bool = False) -> None:
+    """Step forward through every call and back again, checking each step against `text` (on a
+    phone, the two columns of each step one above the other)."""
+    steps = [stacked(step) if phone else step for step in expected_steps(text)]
     assert len(steps) == 3, text
     cell = page.locator(f"#cell-{CELL}")
     for k, want in enumerate(steps, 1):
@@ -116,6 +131,8 @@ def test_a_phone_and_axe(profiles, base_url, theme):
     page.goto(base_url + "lesson-10.html")
     stepper = page.locator(f"#cell-{CELL} .timeline")
     stepper.scroll_into_view_if_needed()
+    assert stepper.get_attribute("data-layout") == "stacked"
+    walk(page, recorded(page, CELL), phone=True)
     page.locator(f"#cell-{CELL} .timeline-next").click()
     walkable = page.evaluate("""(id) => {
         const cell = document.getElementById('cell-' + id);
@@ -123,12 +140,13 @@ def test_a_phone_and_axe(profiles, base_url, theme):
         const buttons = [...cell.querySelectorAll('.timeline-bar button')].map(b => b.getBoundingClientRect());
         return {page: document.documentElement.scrollWidth, view: [view.left, view.right],
                 buttons: buttons.map(b => [b.left, b.right, b.height]),
+                rows: cell.querySelector('.timeline-view .tl-only-view').getBoundingClientRect().right,
                 scrolls: cell.querySelector('.timeline-view').scrollWidth > cell.querySelector('.timeline-view').clientWidth};
     }""", CELL)
     assert walkable["page"] <= 390, f"the page scrolls sideways: {walkable['page']} px"
     assert 0 <= walkable["view"][0] and walkable["view"][1] <= 390, walkable
     assert all(0 <= left and right <= 390 and height >= 24 for left, right, height in walkable["buttons"]), walkable
-    assert walkable["scrolls"], "a step's two columns stay lined up and scroll inside their block"
+    assert walkable["rows"] <= 390 and not walkable["scrolls"], "a step is read without scrolling sideways"
     assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") == (theme == "dark")
     screenshot(page, f"timeline-phone-{theme}")
     violations = audit(page)
