@@ -817,7 +817,7 @@ def _steps(text: str, width: int) -> list[dict]:
     steps: list[dict] = []
     rows = None
     for line in lines[2:-1]:
-        if line.startswith("\u2500\u2500 call "):
+        if line.startswith(("\u2500\u2500 call ", "\u2500\u2500 step ")):
             steps.append({"head": line, "record": [], "view": [], "rows": []})
         elif line.startswith("record"):
             assert line.index("   view") == width, line
@@ -934,3 +934,23 @@ def test_timeline_says_what_is_wrong():
     assert lab.timeline([], []) == ("Timeline of 0 model calls; the record now: (empty)\n"
                                     "= as recorded  + only in the view  - not sent  ~ moved\n"
                                     "\u2500\u2500 end of timeline")
+
+
+def test_timeline_of_a_slice_names_each_call():
+    """model.calls[-2:] is told as steps, each naming its model call; a log read back from its
+    file (equal copies, not the same dicts) still finds where each reply sits."""
+    import copy
+    model = lab.ScriptedModel([lab.forever(lab.say("Noted."))])
+    record = []
+    for text in ("one", "two", "three"):
+        record.append(lab.user(text))
+        record.append(model.complete("s", list(record), []))
+    from_file = copy.deepcopy(record)
+    text = lab.timeline(from_file, model.calls[-2:])
+    heads = [line for line in text.split("\n") if line.startswith("\u2500\u2500 ")]
+    assert heads[0].startswith("\u2500\u2500 step 1 of 2: model call 2, the record held 3 messages, the view 3 ")
+    assert heads[1].startswith("\u2500\u2500 step 2 of 2: model call 3, the record held 5 messages, the view 5 ")
+    assert "view, what call 3 was sent" in text
+    steps = _steps(text, 36)
+    assert [s["record"] for s in steps] == [["U", "A", "U"], ["U", "A", "U", "A", "U"]]
+    assert all(mark == "=" for s in steps for _, mark, _ in s["rows"])

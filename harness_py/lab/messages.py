@@ -418,18 +418,23 @@ def _places(view: list, record: list) -> list[int | None]:
     return places
 
 
-def _as_it_stood(record: list, request: Any) -> list:
-    """The record as it stood when `request` was made: everything before the reply it got back,
-    found in the record by identity. A call whose reply is not in the record (it raised, or the
-    harness recorded a message of its own) is given the record up to the last message it was
-    sent."""
+def _as_it_stood(record: list, request: Any, floor: int) -> tuple[int, int]:
+    """Where the record stood when `request` was made: (its length then, where the next call's
+    record starts at the least). It is everything before the reply the call got back, found in
+    the record by identity, or else as an equal message at or after the last one the call was
+    sent (a log read back from its file holds copies). A call whose reply is nowhere in the
+    record (it raised; a summary kept elsewhere) is given the record up to the last message it
+    was sent, and never less than the call before it had."""
+    sent = [i for i in _places(list(request.messages), record) if i is not None]
+    low = max([floor] + [i + 1 for i in sent])
     reply = getattr(request, "reply", None)
     if reply is not None:
-        for i, m in enumerate(record):
-            if m is reply:
-                return record[:i]
-    sent = [i for i in _places(list(request.messages), record) if i is not None]
-    return record[:max(sent) + 1] if sent else []
+        at = next((i for i, m in enumerate(record) if m is reply), None)
+        if at is None:
+            at = next((i for i in range(low, len(record)) if record[i] == reply), None)
+        if at is not None:
+            return at, at + 1
+    return low, low
 
 
 def _rows(before: list, view: list) -> list[tuple[Any, str, Any]]:
@@ -461,8 +466,9 @@ def timeline(record: Iterable[dict], calls: Iterable[Any], width: int = 36) -> s
     """A run told call by call: for each model call, the record as it stood beside exactly the
     messages that call was sent (the view), one message a row, then the reply it got back.
 
-    `record` is the harness's list (h.messages); `calls` is what the model recorded, model.calls
-    (a model is taken for its .calls). Each step is headed "── call k of n: ..." and the text ends
+    `record` is the harness's list (h.messages), or a log's messages; `calls` is what the model
+    recorded, model.calls (a model is taken for its .calls), or a slice of it. Each step is headed
+    "── call k of n: ..." ("── step k of n: model call N, ..." for a slice) and the text ends
     "── end of timeline"; between them, a row is `<record cell> <mark> <view cell>`, each cell
     `width` characters: the message's shape() mark, then what it says, cut with "…"; every line of
     a step keeps to 2 * width + 3 characters (a narrow one has shorter headings). The marks:
@@ -472,9 +478,11 @@ def timeline(record: Iterable[dict], calls: Iterable[Any], width: int = 36) -> s
         -  not sent: in the record, left out of the view
         ~  moved: sent, in another place (a result moved to its call)
 
-    The record as it stood is everything before the call's reply in `record` (found by identity);
-    a call with no reply there (a power cut, an exception) gets the record up to the last message
-    it was sent. Plain text, the same in every Python: a page draws it as a stepper."""
+    The record as it stood is everything before the call's reply in `record` (the very dict, or
+    for a log read back from its file an equal one after what the call was sent); a call with no
+    reply there (a power cut, an exception, a summary kept elsewhere) gets the record up to the
+    last message it was sent, and no less than the call before. Plain text, the same in every
+    Python: a page draws it as a stepper."""
     if isinstance(width, bool) or not isinstance(width, int) or width < 20:
         raise ValueError(f"timeline: width={width!r} must be a whole number of characters, "
                          "20 or more")
@@ -490,15 +498,25 @@ def timeline(record: Iterable[dict], calls: Iterable[Any], width: int = 36) -> s
     out = [f"Timeline of {_count(len(calls), 'model call')}; the record now: "
            f"{shape(record) or '(empty)'}",
            "  ".join(f"{mark} {words}" for mark, words in TIMELINE_MARKS.items())]
+    # A run of one model's calls that does not start at its first (model.calls[-3:]) is "step k
+    # of n", each step naming its call by number; anything else is "call k of n".
+    numbers = [getattr(request, "number", None) for request in calls]
+    whole = not (numbers and isinstance(numbers[0], int) and numbers[0] > 1
+                 and numbers == list(range(numbers[0], numbers[0] + len(numbers))))
+    floor = 0
     for k, request in enumerate(calls, 1):
         view = list(request.messages)
-        before = _as_it_stood(record, request)
-        head = (f"{RULE * 2} call {k} of {len(calls)}: the record held "
-                f"{_count(len(before), 'message')}, the view {len(view)} ")
+        held, floor = _as_it_stood(record, request, floor)
+        before = record[:held]
+        which = (f"call {k} of {len(calls)}: " if whole else
+                 f"step {k} of {len(calls)}: model call {getattr(request, 'number', '?')}, ")
+        head = (f"{RULE * 2} {which}the record held {_count(len(before), 'message')}, "
+                f"the view {len(view)} ")
         if len(head) + 2 > full:      # a narrow timeline says it in fewer words
-            head = f"{RULE * 2} call {k} of {len(calls)}: record {len(before)}, view {len(view)} "
+            head = f"{RULE * 2} {which}record {len(before)}, view {len(view)} "
         out.append(head + RULE * max(2, full - len(head)))
-        columns = (f"{'record, as it stood':<{width}}   view, what call {k} was sent")
+        number = k if whole else getattr(request, "number", k)
+        columns = (f"{'record, as it stood':<{width}}   view, what call {number} was sent")
         out.append(columns if len(columns) <= full else f"{'record':<{width}}   view")
         for left, mark, right in _rows(before, view) or [(None, " ", None)]:
             cell = _cell(left, width) if left is not None else ""

@@ -7,7 +7,7 @@
 import { button } from "./dom.js";
 
 const HEAD = /^Timeline of (\d+) model calls?;/;
-const STEP = /^── call (\d+) of (\d+): (.*?) ─*$/;
+const STEP = /^── (?:call|step) (\d+) of (\d+): (.*?) ─*$/;
 const END = "── end of timeline";
 const COLUMNS = /^record\b.*   view\b/;
 const MARKS = { "=": "tl-kept", "+": "tl-only-view", "-": "tl-not-sent", "~": "tl-moved" };
@@ -28,7 +28,9 @@ export function parse(text) {
     const step = STEP.exec(lines[i]);
     if (step) {
       if (Number(step[1]) !== steps.length + 1 || Number(step[2]) !== total) return null;
-      steps.push({ lines: [lines[i]], summary: step[3] });
+      // "call k of n" names its call by k; a step of a slice names it in its summary.
+      const call = lines[i].startsWith("── call ") ? `call ${step[1]}, ` : "";
+      steps.push({ lines: [lines[i]], summary: step[3], call });
     } else if (steps.length) {
       steps[steps.length - 1].lines.push(lines[i]);
     } else {
@@ -186,7 +188,7 @@ class Stepper {
       else control.removeAttribute("aria-disabled");
     }
     this.count.textContent = this.stepping
-      ? `step ${this.index + 1} of ${n}: call ${this.index + 1}, ${step.summary}`
+      ? `step ${this.index + 1} of ${n}: ${step.call}${step.summary}`
       : `all ${n} steps`;
     const narrow = matchMedia(NARROW).matches;
     this.root.dataset.layout = narrow ? "stacked" : "side";

@@ -17,7 +17,7 @@ from test_accessibility import audit
 CELL = "10-timeline"
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
          "has_touch": True}
-STEP = "\u2500\u2500 call "
+STEP = ("\u2500\u2500 call ", "\u2500\u2500 step ")
 END = "\u2500\u2500 end of timeline"
 
 
@@ -160,3 +160,28 @@ def test_without_javascript_the_whole_text_is_there(profiles, base_url):
     assert output.is_visible()
     assert len(expected_steps(output.text_content())) == 3
     assert page.locator(".timeline").count() == 0
+
+
+@pytest.mark.parametrize("path", ["lesson-10.html", "lesson-12.html", "side-quest-s2.html"])
+def test_every_printed_timeline_is_a_stepper(page, base_url, path):
+    """Each page that prints a timeline gets a stepper for it, with one step per printed call."""
+    page.goto(base_url + path)
+    page.wait_for_selector(".timeline-view")
+    seen = page.evaluate("""async () => {
+        const html = await (await fetch(location.href)).text();
+        const served = new DOMParser().parseFromString(html, "text/html");
+        return [...served.querySelectorAll('.cell[data-cell]')]
+            .filter(cell => cell.querySelector('.cell-output').textContent.includes('\\nTimeline of ')
+                         || cell.querySelector('.cell-output').textContent.startsWith('Timeline of '))
+            .map(cell => {
+                const live = document.getElementById(cell.id);
+                return {id: cell.id, text: cell.querySelector('.cell-output').textContent,
+                        count: live.querySelector('.timeline-count')?.textContent,
+                        view: live.querySelector('.timeline-view')?.textContent.replace(/\\n$/, '')};
+            });
+    }""")
+    assert seen, f"{path} prints no timeline"
+    for cell in seen:
+        steps = expected_steps(cell["text"])
+        assert cell["count"] and cell["count"].startswith(f"step 1 of {len(steps)}: "), cell
+        assert cell["view"] == steps[0], cell["id"]
