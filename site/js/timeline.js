@@ -133,10 +133,11 @@ class Stepper {
     this.stepping = true;
     const root = document.createElement("div");
     root.className = "timeline";
+    // A group: ← and → step in its bar and scroll its text, never turn the page (pagekeys.js).
+    root.setAttribute("role", "group");
+    root.setAttribute("aria-label", "Timeline, one model call at a time");
     const bar = document.createElement("div");
     bar.className = "timeline-bar";
-    bar.setAttribute("role", "group");     // ← and → step here, not turn the page (pagekeys.js)
-    bar.setAttribute("aria-label", "Step through the timeline, one model call at a time");
     this.prev = button("Previous", "timeline-prev", () => this.go(this.index - 1));
     this.next = button("Next", "timeline-next", () => this.go(this.index + 1));
     this.count = document.createElement("span");

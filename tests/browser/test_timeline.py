@@ -99,6 +99,10 @@ def test_the_recorded_timeline_steps_call_by_call(page, base_url):
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("Home")
     assert shown(page)["step"] == "1" and page.url == url
+    page.locator(f"#cell-{CELL} .timeline-view").focus()     # it scrolls sideways: its arrows
+    page.keyboard.press("ArrowRight")                        # are its own, not the page's
+    page.wait_for_timeout(300)
+    assert page.url == url and shown(page)["step"] == "1"
     # "Whole output" gives the printed text back, whole.
     whole = page.locator(f"#cell-{CELL} .timeline-whole")
     whole.click()
