@@ -931,6 +931,10 @@ def test_timeline_says_what_is_wrong():
         lab.timeline([], [], width=10)
     with pytest.raises(TypeError, match=r"calls\[0\] is not a model call"):
         lab.timeline([], [lab.user("hi")])
+    empty = lab.ScriptedModel(["Hm?"])
+    empty.complete("s", [], [])
+    [step] = _steps(lab.timeline([], empty), 36)
+    assert step["rows"] == [("(nothing)", " ", "(nothing)")] and step["reply"] == 'A "Hm?"'
     assert lab.timeline([], []) == ("Timeline of 0 model calls; the record now: (empty)\n"
                                     "= as recorded  + only in the view  - not sent  ~ moved\n"
                                     "\u2500\u2500 end of timeline")

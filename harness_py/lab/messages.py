@@ -518,10 +518,12 @@ def timeline(record: Iterable[dict], calls: Iterable[Any], width: int = 36) -> s
         number = k if whole else getattr(request, "number", k)
         columns = (f"{'record, as it stood':<{width}}   view, what call {number} was sent")
         out.append(columns if len(columns) <= full else f"{'record':<{width}}   view")
-        for left, mark, right in _rows(before, view) or [(None, " ", None)]:
+        for left, mark, right in _rows(before, view):
             cell = _cell(left, width) if left is not None else ""
             line = f"{cell:<{width}} {mark} {_cell(right, width) if right is not None else ''}"
             out.append(line.rstrip())
+        if not before and not view:
+            out.append(f"{'(nothing)':<{width}}   (nothing)")
         reply = getattr(request, "reply", None)
         said = (_clip(f"{shape([reply])} {_brief(reply)}", full - len("reply: "))
                 if reply is not None else "none: the call raised before it answered")
