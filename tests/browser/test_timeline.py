@@ -155,6 +155,8 @@ def test_a_phone_and_axe(profiles, base_url, theme):
     screenshot(page, f"timeline-phone-{theme}")
     violations = audit(page)
     assert violations == [], json.dumps(violations, indent=1)
+    page.locator(f"#cell-{CELL} .timeline-whole").click()     # the printed text, columns kept:
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390   # it scrolls in its box
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
