@@ -30,7 +30,8 @@ export function parse(text) {
       if (Number(step[1]) !== steps.length + 1 || Number(step[2]) !== total) return null;
       // "call k of n" names its call by k; a step of a slice names it in its summary.
       const call = lines[i].startsWith("── call ") ? `call ${step[1]}, ` : "";
-      steps.push({ lines: [lines[i]], summary: step[3], call });
+      const held = /record(?: held)? (\d+)/.exec(step[3]);
+      steps.push({ lines: [lines[i]], summary: step[3], call, held: held ? Number(held[1]) : null });
     } else if (steps.length) {
       steps[steps.length - 1].lines.push(lines[i]);
     } else {
@@ -52,15 +53,18 @@ function markColumn(lines) {
   return view > 0 ? view - 2 : -1;
 }
 
-/** A step's lines as they are printed, side by side, each with the class that colours it. */
-function sideBySide(lines) {
+/** A step's lines as they are printed, side by side, each with the class that colours it. The
+ * record's rows from number `fresh` on (counted from 0) came after the call before: "tl-new". */
+function sideBySide(lines, fresh = Infinity) {
   const column = markColumn(lines);
+  let kept = 0;   // the record's rows met so far
   return lines.map((text) => {
     let cls = "";
     if (STEP.test(text) || text === END) cls = "tl-step";
     else if (text.startsWith("reply: ")) cls = "tl-reply";
     else if (column > 0 && MARKS[text[column]] && text[column - 1] === " " && text[column + 1] === " ") {
       cls = MARKS[text[column]];
+      if (text.slice(0, column - 1).trim() && kept++ >= fresh) cls += " tl-new";
     }
     return { text, cls };
   });
@@ -68,7 +72,7 @@ function sideBySide(lines) {
 
 /** The same step for a narrow screen: the record's column, then the view's, one above the other,
  * each row led by its mark. Every cell is the printed one, character for character. */
-function stacked(lines) {
+function stacked(lines, fresh = Infinity) {
   const column = markColumn(lines);
   const heading = lines.findIndex((line) => COLUMNS.test(line));
   const reply = lines.findIndex((line) => line.startsWith("reply: "));
@@ -76,11 +80,13 @@ function stacked(lines) {
   const rows = lines.slice(heading + 1, reply).map((line) => ({
     left: line.slice(0, column - 1).trimEnd(), mark: line[column] || " ", right: line.slice(column + 2),
   }));
-  const row = (mark, cell) => ({ text: `${mark} ${cell}`, cls: MARKS[mark] || "" });
+  const row = (mark, cell, young = false) => ({
+    text: `${mark} ${cell}`, cls: (MARKS[mark] || "") + (young ? " tl-new" : ""),
+  });
   return [
     ...sideBySide(lines.slice(0, heading)),
     { text: lines[heading].slice(0, column - 1).trimEnd(), cls: "tl-columns" },
-    ...rows.filter((r) => r.left).map((r) => row(r.mark, r.left)),
+    ...rows.filter((r) => r.left).map((r, k) => row(r.mark, r.left, k >= fresh)),
     { text: lines[heading].slice(column + 2), cls: "tl-columns" },
     ...rows.filter((r) => r.right).map((r) => row(r.mark, r.right)),
     ...sideBySide(lines.slice(reply)),
@@ -188,13 +194,17 @@ class Stepper {
       if (off) control.setAttribute("aria-disabled", "true");   // not .disabled: focus stays
       else control.removeAttribute("aria-disabled");
     }
+    // What the record gained since the call before: shown in bold, and said.
+    const last = this.index > 0 ? steps[this.index - 1].held : null;
+    const fresh = last !== null && step.held !== null ? last : Infinity;
+    const gained = fresh === Infinity ? "" : `; ${step.held - last} new in the record, in bold`;
     this.count.textContent = this.stepping
-      ? `step ${this.index + 1} of ${n}: ${step.call}${step.summary}`
+      ? `step ${this.index + 1} of ${n}: ${step.call}${step.summary}${gained}`
       : `all ${n} steps`;
     const narrow = matchMedia(NARROW).matches;
     this.root.dataset.layout = narrow ? "stacked" : "side";
     this.view.replaceChildren(...[
-      ...sideBySide([...before, ...opening]), ...(narrow ? stacked : sideBySide)(step.lines),
+      ...sideBySide([...before, ...opening]), ...(narrow ? stacked : sideBySide)(step.lines, fresh),
       ...sideBySide([end, ...after])].map(lineNode));
   }
 }

@@ -55,7 +55,8 @@ def shown(page) -> dict:
                 prev: cell.querySelector('.timeline-prev').getAttribute('aria-disabled'),
                 next: cell.querySelector('.timeline-next').getAttribute('aria-disabled'),
                 outputHidden: cell.querySelector('.cell-output').hidden,
-                marked: [...view.querySelectorAll('.tl-only-view')].map(s => s.textContent)};
+                marked: [...view.querySelectorAll('.tl-only-view')].map(s => s.textContent),
+                fresh: [...view.querySelectorAll('.tl-new')].map(s => s.textContent)};
     }""", CELL)
 
 
@@ -74,6 +75,10 @@ def walk(page, text: str, phone: bool = False) -> None:
         # The stand-in for c1 is marked, on every call after the interrupted one.
         assert len(seen["marked"]) == (0 if k == 1 else 1)
         assert all("R(c1)" in row and "[is_error]" in row for row in seen["marked"])
+        # What the record gained since the call before is in bold, and said: 1, then 3, then 5.
+        gained = {1: [], 2: ["A[c1]", "U"], 3: ["A", "U"]}[k]
+        assert [row.lstrip("=-~ ").split(" ")[0] for row in seen["fresh"]] == gained, seen["fresh"]
+        assert seen["count"].endswith("; 2 new in the record, in bold") == (k > 1), seen["count"]
         if k < 3:
             cell.locator(".timeline-next").click()
     cell.locator(".timeline-next").click(force=True)   # past the end: stays on the last step
