@@ -794,3 +794,167 @@ def test_a_streamed_or_windowed_request_is_checked_the_same_way():
             model.complete([lab.user("hi")], "sys", [])
     with pytest.raises(TypeError, match=r"^StreamingModel: model call 1: messages"):
         next(lab.StreamingModel(["fine"]).stream("sys", None, []))
+
+
+# -- timeline -----------------------------------------------------------------------------------
+
+
+def _harness(lesson: int):
+    """The reference harness of `lesson`, as a module (the one a cell of that lesson imports)."""
+    import types
+
+    import stages
+    module = types.ModuleType(f"harness_{lesson}")
+    exec(compile(stages.load().reference(lesson), f"harness_{lesson}.py", "exec"), module.__dict__)
+    return module
+
+
+def _steps(text: str, width: int) -> list[dict]:
+    """A printed timeline cut into its steps: each one's record and view columns (as lists of
+    (mark, cell)) and its reply line, read back from the fixed columns."""
+    lines = text.split("\n")
+    assert lines[-1] == "\u2500\u2500 end of timeline"
+    steps: list[dict] = []
+    rows = None
+    for line in lines[2:-1]:
+        if line.startswith(("\u2500\u2500 call ", "\u2500\u2500 step ")):
+            steps.append({"head": line, "record": [], "view": [], "rows": []})
+        elif line.startswith("record"):
+            assert line.index("   view") == width, line
+            rows = steps[-1]
+        elif line.startswith("reply: "):
+            steps[-1]["reply"] = line[len("reply: "):]
+            rows = None
+        else:
+            assert rows is not None, f"a row outside a step: {line!r}"
+            left, mark, right = line[:width].rstrip(), line[width + 1:width + 2], line[width + 3:]
+            assert line[width:width + 1] == " " and mark in "=+-~ ", line
+            rows["rows"].append((left, mark, right))
+            if left:
+                rows["record"].append(left.split(" ")[0])
+            if right:
+                rows["view"].append(right.split(" ")[0])
+    return steps
+
+
+def _ctrl_c_session():
+    """Lesson 10's session: Ctrl-C inside pytest, then two more prompts to a strict model."""
+    harness = _harness(10)
+
+    def ctrl_c(arguments):
+        raise KeyboardInterrupt
+
+    pytest_call = lab.call("bash", {"command": "pytest"}, id="c1")
+    model = lab.ScriptedModel([lab.reply(lab.text("Running them."), pytest_call),
+                               lab.say("Still here."), lab.say("Then I'll read the log.")],
+                              check=True)
+    bash = {**harness.make_bash_tool(lab.Shell(lab.Workspace())), "execute": ctrl_c}
+    h = harness.Harness(model, harness.SYSTEM, [bash])
+    try:
+        lab.drive(h.prompt("Run the tests."))
+    except KeyboardInterrupt:
+        pass
+    lab.drive(h.prompt("Are you still there?"))
+    lab.drive(h.prompt("Don't run them again yet."))
+    return h, model
+
+
+def test_timeline_each_step_is_what_the_model_was_sent():
+    h, model = _ctrl_c_session()
+    record = list(h.messages)
+    text = lab.timeline(h.messages, model.calls)
+    steps = _steps(text, 36)
+    assert len(steps) == len(model.calls) == 3
+    assert text.startswith("Timeline of 3 model calls; the record now: U A[c1] U A U A\n")
+    for k, (step, request) in enumerate(zip(steps, model.calls), 1):
+        assert step["head"].startswith(f"\u2500\u2500 call {k} of 3: ")
+        # The view column is exactly the list the model was sent, message for message.
+        assert " ".join(step["view"]) == lab.shape(request.messages)
+        # The record column is the record as it stood: everything before this call's reply.
+        before = record[:next(i for i, m in enumerate(record) if m is request.reply)]
+        assert " ".join(step["record"]) == lab.shape(before)
+        assert f"held {len(before)} message" in step["head"]
+        assert step["reply"].startswith(lab.shape([request.reply]) + " ")
+    # The stand-in for c1 is in the view of calls 2 and 3, marked, and never in the record.
+    for step in steps[1:]:
+        made_up = [row for row in step["rows"] if row[1] == "+"]
+        assert made_up == [("", "+", made_up[0][2])] and made_up[0][2].startswith("R(c1)  [is_error] ")
+        assert "R(c1)" not in step["record"]
+        assert all(mark == "=" for _, mark, _ in step["rows"] if mark != "+")
+    assert not any(row[1] == "+" for row in steps[0]["rows"])
+    assert text == lab.timeline(h.messages, model, 36), "the same run, the same text; a model is taken for its calls"
+
+
+def test_timeline_marks_every_repair():
+    """A view that moves, drops and makes up results: each row says which."""
+    harness = _harness(10)
+    a, b, c, z = (lab.call("read", {"path": p}, id=p) for p in ("a", "b", "c", "z"))
+    record = [lab.user("Check them."), lab.tool_result(z, "orphan"), lab.reply(a, b),
+              lab.tool_result(b, "B"), lab.tool_result(a, "A"), lab.tool_result(b, "B again"),
+              lab.reply(c), lab.user("Well?")]
+    model = lab.ScriptedModel([lab.say("Done.")], check=True)
+    record.append(model.complete("s", harness.context_for_model(record), []))
+    [step] = _steps(lab.timeline(record, model.calls, width=30), 30)
+    marks = [(left.split(" ")[0], mark, right.split(" ")[0]) for left, mark, right in step["rows"]]
+    assert marks == [("U", "=", "U"), ("R(z)", "-", ""), ("A[a,b]", "=", "A[a,b]"),
+                     ("R(b)", "~", ""), ("R(a)", "=", "R(a)"), ("", "~", "R(b)"),
+                     ("R(b)", "-", ""), ("A[c]", "=", "A[c]"), ("", "+", "R(c)"), ("U", "=", "U")]
+    assert step["reply"] == 'A "Done."'
+
+
+def test_timeline_keeps_to_its_width():
+    h, model = _ctrl_c_session()
+    for width in (20, 36, 50):
+        text = lab.timeline(h.messages, model.calls, width=width)
+        for line in text.split("\n")[2:]:
+            assert len(line) <= 2 * width + 3, (width, line)
+        assert len(_steps(text, width)) == 3
+        assert "\u2026" in text if width < 50 else True
+
+
+def test_timeline_a_call_that_never_answered():
+    """A power cut during call 2: no reply, and the record as it stood is what was sent."""
+    harness = _harness(10)
+    pytest_call = lab.call("bash", {"command": "pytest"}, id="c1")
+    model = lab.ScriptedModel([lab.reply(pytest_call), lab.power_cut()])
+    h = harness.Harness(model, harness.SYSTEM, [harness.make_bash_tool(lab.Shell(lab.Workspace()))])
+    with pytest.raises(lab.PowerCut):
+        lab.drive(h.prompt("Run the tests."))
+    steps = _steps(lab.timeline(h.messages, model.calls), 36)
+    assert steps[1]["reply"] == "none: the call raised before it answered"
+    assert steps[1]["record"] == steps[1]["view"] == ["U", "A[c1]", "R(c1)"]
+    assert model.calls[1].reply is None and model.calls[0].reply is h.messages[1]
+
+
+def test_timeline_says_what_is_wrong():
+    with pytest.raises(ValueError, match="width=10 must be a whole number of characters, 20 or more"):
+        lab.timeline([], [], width=10)
+    with pytest.raises(TypeError, match=r"calls\[0\] is not a model call"):
+        lab.timeline([], [lab.user("hi")])
+    empty = lab.ScriptedModel(["Hm?"])
+    empty.complete("s", [], [])
+    [step] = _steps(lab.timeline([], empty), 36)
+    assert step["rows"] == [("(nothing)", " ", "(nothing)")] and step["reply"] == 'A "Hm?"'
+    assert lab.timeline([], []) == ("Timeline of 0 model calls; the record now: (empty)\n"
+                                    "= as recorded  + only in the view  - not sent  ~ moved\n"
+                                    "\u2500\u2500 end of timeline")
+
+
+def test_timeline_of_a_slice_names_each_call():
+    """model.calls[-2:] is told as steps, each naming its model call; a log read back from its
+    file (equal copies, not the same dicts) still finds where each reply sits."""
+    import copy
+    model = lab.ScriptedModel([lab.forever(lab.say("Noted."))])
+    record = []
+    for text in ("one", "two", "three"):
+        record.append(lab.user(text))
+        record.append(model.complete("s", list(record), []))
+    from_file = copy.deepcopy(record)
+    text = lab.timeline(from_file, model.calls[-2:])
+    heads = [line for line in text.split("\n") if line.startswith("\u2500\u2500 ")]
+    assert heads[0].startswith("\u2500\u2500 step 1 of 2: model call 2, the record held 3 messages, the view 3 ")
+    assert heads[1].startswith("\u2500\u2500 step 2 of 2: model call 3, the record held 5 messages, the view 5 ")
+    assert "view, what call 3 was sent" in text
+    steps = _steps(text, 36)
+    assert [s["record"] for s in steps] == [["U", "A", "U"], ["U", "A", "U", "A", "U"]]
+    assert all(mark == "=" for s in steps for _, mark, _ in s["rows"])

@@ -16,6 +16,11 @@ Messages (lab/messages.py), plain dicts in the course harness's shapes:
     show(messages, clip=80) -> str      one line per message: user -> "Hi"
     shape(messages) -> str              "U A[c1] R(c1) A", A! for a failed reply
     validate(messages) -> list[str]     what a provider would refuse; [] when nothing
+    timeline(record, calls, width=36) -> str   call by call (calls: model.calls), the record as it
+                                        stood beside the view that call was sent, one message a
+                                        row: = as recorded, + only in the view, - not sent,
+                                        ~ moved; then the reply. A page draws it
+                                        as a stepper.
 
 The disk (lab/workspace.py):
     Workspace(files=None, *, faults=None)
@@ -29,7 +34,7 @@ The model (lab/model.py):
     ScriptedModel(steps, *, check=False)  .complete(system, messages, tools) .calls .remaining
     steps: a message, a str, a function of the Request, forever(step), power_cut(), raises(exc),
     provider_error(t), forgetful()
-    Request(system, messages, tools, number)    ScriptExhausted    tokens(value)    usage(r, reply)
+    Request(system, messages, tools, number, reply)    ScriptExhausted    tokens(value)    usage(r, reply)
 
 A full window (lab/window.py, lesson 12):
     WindowedModel(steps, *, window, check=False)   a request over `window` tokens comes back
@@ -91,8 +96,8 @@ from typing import AsyncIterable, Awaitable, Iterable
 from .case import (Capped, CappedStream, LabCase, TooManyCalls, capped, drain, keeps_harness_rules,
                    keeps_loop_rules, run_events)
 from .crashes import CrashPoint, CrashReport, explore_crashes
-from .messages import (CLIP, call, provider_error, reply, say, shape, show, text, tool_result,
-                       user, validate)
+from .messages import (CLIP, call, provider_error, reply, say, shape, show, text, timeline,
+                       tool_result, user, validate)
 from .model import (Request, ScriptedModel, ScriptExhausted, forever, forgetful, power_cut,
                     raises, tokens, usage)
 from .shell import Shell
@@ -112,7 +117,7 @@ from .workspace import Cut, PowerCut, Workspace, cut
 
 __all__ = [
     "user", "text", "call", "reply", "say", "tool_result", "provider_error",
-    "show", "shape", "validate", "CLIP",
+    "show", "shape", "validate", "timeline", "CLIP",
     "Workspace", "cut", "Cut", "PowerCut",
     "ScriptedModel", "Request", "ScriptExhausted", "forever", "power_cut", "raises", "forgetful",
     "tokens", "usage",

@@ -13,11 +13,12 @@ An assistant's content is a list of blocks: {"type": "text", "text": ...} and
 {"type": "toolCall", "id", "name", "arguments"}. A user's content is a string (or, rarely, a list of
 text blocks).
 
-Then three readers, because a transcript is easy to get subtly wrong and hard to read as raw JSON:
+Then four readers, because a transcript is easy to get subtly wrong and hard to read as raw JSON:
 
     show(messages)      one line per message, for a person
     shape(messages)     the whole transcript as one short line: "U A[c1] R(c1) A"
     validate(messages)  what a provider would refuse, as a list of sentences ([] when it is fine)
+    timeline(record, calls)   call by call, the record as it stood beside what the model was sent
 
 Nothing here keeps state: the same calls give the same dicts in every process, which is what lets
 the book's recorded outputs match what runs in the page.
@@ -31,7 +32,7 @@ from typing import Any, Iterable
 
 __all__ = [
     "user", "text", "call", "reply", "say", "tool_result", "provider_error",
-    "show", "shape", "validate", "CLIP",
+    "show", "shape", "validate", "timeline", "CLIP",
 ]
 
 ROLES = ("user", "assistant", "toolResult")
@@ -349,3 +350,183 @@ def validate(messages: Iterable[dict]) -> list[str]:
 
     unanswered("the transcript ends first")
     return problems
+
+
+# -- timeline ---------------------------------------------------------------------------------
+
+RULE = "\u2500"          # the line drawn across a step's heading
+TIMELINE_MARKS = {
+    "=": "as recorded",
+    "+": "only in the view",
+    "-": "not sent",
+    "~": "moved",
+}
+
+
+def _clip(s: str, width: int) -> str:
+    """`s` cut to `width` characters, the cut said by a final ellipsis."""
+    return s if len(s) <= width else s[:width - 1] + ELLIPSIS
+
+
+def _brief(m: Any) -> str:
+    """One message after its shape mark, short: what it says, calls as name(arguments)."""
+    if not isinstance(m, dict):
+        return _json(m, None)
+    role = m.get("role")
+    content = m.get("content")
+    if role == "toolResult":
+        flag = "[is_error] " if m.get("is_error") else ""
+        return flag + _content(content, None)
+    if role == "assistant" and isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "toolCall":
+                parts.append(f"{b.get('name')}({_json(b.get('arguments'), None)})")
+            else:
+                parts.append(_block(b, None))
+        if m.get("stop_reason") == "error":
+            parts.append("error: " + _quote(str(m.get("error_message", "")), None))
+        return " + ".join(parts) if parts else "(empty)"
+    return _content(content, None)
+
+
+def _cell(m: Any, width: int) -> str:
+    """A message as one cell of a timeline column: its shape mark, then what it says."""
+    return _clip(f"{shape([m]):<6} {_brief(m)}", width)
+
+
+def _places(view: list, record: list) -> list[int | None]:
+    """For each message of `view`, the index of the same message in `record`, or None: the very
+    object first (a view is built of the record's own dicts), then an equal one not yet placed
+    (for a harness that copies)."""
+    where: dict[int, int] = {}
+    for i, m in enumerate(record):
+        where.setdefault(id(m), i)
+    places: list[int | None] = []
+    used: set[int] = set()
+    for m in view:
+        i = where.get(id(m))
+        places.append(i if i is not None and i not in used else None)
+        if places[-1] is not None:
+            used.add(places[-1])
+    for k, m in enumerate(view):
+        if places[k] is None:
+            i = next((j for j, r in enumerate(record) if j not in used and r == m), None)
+            places[k] = i
+            if i is not None:
+                used.add(i)
+    return places
+
+
+def _as_it_stood(record: list, request: Any, floor: int) -> tuple[int, int]:
+    """Where the record stood when `request` was made: (its length then, where the next call's
+    record starts at the least). It is everything before the reply the call got back, found in
+    the record by identity, or else as an equal message at or after the last one the call was
+    sent (a log read back from its file holds copies). A call whose reply is nowhere in the
+    record (it raised; a summary kept elsewhere) is given the record up to the last message it
+    was sent, and never less than the call before it had."""
+    sent = [i for i in _places(list(request.messages), record) if i is not None]
+    low = max([floor] + [i + 1 for i in sent])
+    reply = getattr(request, "reply", None)
+    if reply is not None:
+        at = next((i for i, m in enumerate(record) if m is reply), None)
+        if at is None:
+            at = next((i for i in range(low, len(record)) if record[i] == reply), None)
+        if at is not None:
+            return at, at + 1
+    return low, low
+
+
+def _rows(before: list, view: list) -> list[tuple[Any, str, Any]]:
+    """The two columns of one step, row by row: (record message or None, mark, view message or
+    None). A message sent as recorded sits on one row with itself; the rest follow the marks of
+    TIMELINE_MARKS."""
+    places = _places(view, before)
+    sent = {i for i in places if i is not None}
+    rows: list[tuple[Any, str, Any]] = []
+    at = 0
+    for m, i in zip(view, places):
+        if i is None:
+            rows.append((None, "+", m))
+        elif i >= at:
+            rows.extend((before[j], "~" if j in sent else "-", None) for j in range(at, i))
+            rows.append((before[i], "=", m))
+            at = i + 1
+        else:
+            rows.append((None, "~", m))
+    rows.extend((before[j], "~" if j in sent else "-", None) for j in range(at, len(before)))
+    return rows
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def timeline(record: Iterable[dict], calls: Iterable[Any], width: int = 36) -> str:
+    """A run told call by call: for each model call, the record as it stood beside exactly the
+    messages that call was sent (the view), one message a row, then the reply it got back.
+
+    `record` is the harness's list (h.messages), or a log's messages; `calls` is what the model
+    recorded, model.calls (a model is taken for its .calls), or a slice of it. Each step is headed
+    "── call k of n: ..." ("── step k of n: model call N, ..." for a slice) and the text ends
+    "── end of timeline"; between them, a row is `<record cell> <mark> <view cell>`, each cell
+    `width` characters: the message's shape() mark, then what it says, cut with "…"; every line of
+    a step keeps to 2 * width + 3 characters (a narrow one has shorter headings). The marks:
+
+        =  as recorded: sent as the record holds it, in its place
+        +  only in the view: not in the record (a stand-in the view made up)
+        -  not sent: in the record, left out of the view
+        ~  moved: sent, in another place (a result moved to its call)
+
+    The record as it stood is everything before the call's reply in `record` (the very dict, or
+    for a log read back from its file an equal one after what the call was sent); a call with no
+    reply there (a power cut, an exception, a summary kept elsewhere) gets the record up to the
+    last message it was sent, and no less than the call before. Plain text, the same in every
+    Python: a page draws it as a stepper."""
+    if isinstance(width, bool) or not isinstance(width, int) or width < 20:
+        raise ValueError(f"timeline: width={width!r} must be a whole number of characters, "
+                         "20 or more")
+    if hasattr(calls, "calls") and not isinstance(calls, (list, tuple)):
+        calls = calls.calls
+    record = list(record)
+    calls = list(calls)
+    for k, request in enumerate(calls, 1):
+        if not isinstance(getattr(request, "messages", None), (list, tuple)):
+            raise TypeError(f"timeline: calls[{k - 1}] is not a model call (a Request, from "
+                            f"model.calls) but {type(request).__name__}")
+    full = 2 * width + 3
+    out = [f"Timeline of {_count(len(calls), 'model call')}; the record now: "
+           f"{shape(record) or '(empty)'}",
+           "  ".join(f"{mark} {words}" for mark, words in TIMELINE_MARKS.items())]
+    # A run of one model's calls that does not start at its first (model.calls[-3:]) is "step k
+    # of n", each step naming its call by number; anything else is "call k of n".
+    numbers = [getattr(request, "number", None) for request in calls]
+    whole = not (numbers and isinstance(numbers[0], int) and numbers[0] > 1
+                 and numbers == list(range(numbers[0], numbers[0] + len(numbers))))
+    floor = 0
+    for k, request in enumerate(calls, 1):
+        view = list(request.messages)
+        held, floor = _as_it_stood(record, request, floor)
+        before = record[:held]
+        which = (f"call {k} of {len(calls)}: " if whole else
+                 f"step {k} of {len(calls)}: model call {getattr(request, 'number', '?')}, ")
+        head = (f"{RULE * 2} {which}the record held {_count(len(before), 'message')}, "
+                f"the view {len(view)} ")
+        if len(head) + 2 > full:      # a narrow timeline says it in fewer words
+            head = f"{RULE * 2} {which}record {len(before)}, view {len(view)} "
+        out.append(head + RULE * max(2, full - len(head)))
+        number = k if whole else getattr(request, "number", k)
+        columns = (f"{'record, as it stood':<{width}}   view, what call {number} was sent")
+        out.append(columns if len(columns) <= full else f"{'record':<{width}}   view")
+        for left, mark, right in _rows(before, view):
+            cell = _cell(left, width) if left is not None else ""
+            line = f"{cell:<{width}} {mark} {_cell(right, width) if right is not None else ''}"
+            out.append(line.rstrip())
+        if not before and not view:
+            out.append(f"{'(nothing)':<{width}}   (nothing)")
+        reply = getattr(request, "reply", None)
+        said = (_clip(f"{shape([reply])} {_brief(reply)}", full - len("reply: "))
+                if reply is not None else "none: the call raised before it answered")
+        out.append(f"reply: {said}")
+    out.append(f"{RULE * 2} end of timeline")
+    return "\n".join(out)

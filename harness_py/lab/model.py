@@ -39,11 +39,14 @@ __all__ = [
 class Request:
     """One call to the model, as it was made: the system prompt, the list of messages (a copy of
     the list the harness passed, holding the very same message dicts), the tool specs, and which
-    call it was, counted from 1."""
+    call it was, counted from 1. `reply` is what the model sent back to it (the very dict the
+    harness was handed), or None while there is none: a call that raised (a power cut, an
+    exception) never gets one. lab.timeline reads it to find where each reply sits in a record."""
     system: str
     messages: list
     tools: list = field(default_factory=list)
     number: int = 0
+    reply: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def made(cls, who: str, system: Any, messages: Any, tools: Any, number: int) -> "Request":
@@ -197,6 +200,7 @@ class ScriptedModel:
     def _finish(self, request: Request, reply: dict) -> dict:
         if "usage" not in reply:
             reply["usage"] = usage(request, reply)
+        request.reply = reply
         return reply
 
     def __repr__(self) -> str:

@@ -61,6 +61,7 @@ class WindowedModel(ScriptedModel):
             refused = provider_error(
                 f"400 prompt is too long: {used} tokens > {self.window} maximum")
             refused["usage"] = {"input": 0, "output": 0}   # refused before it was read
+            request.reply = refused
             return refused
         return super().complete(system, messages, tools)
 

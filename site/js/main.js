@@ -21,6 +21,7 @@ import * as review from "./review.js";
 import * as reviewDue from "./review-due.js";
 import * as harnessMap from "./harness-map.js";
 import * as glossary from "./glossary.js";
+import * as timeline from "./timeline.js";
 
 theme.init(); // the header's theme toggle (the theme itself is set before the first paint)
 search.init(); // the header's search box, and "/" to reach it
@@ -37,6 +38,7 @@ labs.init();
 solution.init(); // after labs, before answers: it hears the restored hints
 labside.init(); // "Spec beside the code", in each lab's tools
 copy.init(); // after cells and labs: the Copy buttons join their bars
+timeline.init(); // after cells: a printed lab.timeline becomes a stepper
 print.init();
 contents.init(); // the contents rail and the headings' permalinks
 answers.init(); // after checks.init(): it restores answers by replaying them
