@@ -129,6 +129,8 @@ def test_a_check_missed_comes_back_spaced_until_answered_right_twice(page, base_
     screenshot(page, "review-map-due")
     page.goto(base_url + "review.html")
     page.locator("#review-body .review-check").wait_for()
+    page.wait_for_function("n => document.querySelectorAll('#review-body .review-check .option-body').length === n",
+                           arg=len(lesson_order))
     order = [" ".join(t.split()) for t in review_texts(page)]
     assert sorted(order) == sorted(lesson_order) and order != lesson_order
     body = page.inner_html("body")
