@@ -339,6 +339,30 @@ class Lab1(unittest.TestCase):
                              "and False: the newest reply asked for a tool, so it is not the "
                              "answer, and a run left before its answer did not end well")
 
+    def test_final_text_renderer_left_after_the_answer(self):
+        """A consumer that stops reading at the answer's own message_end (as the page's cell does) still has it: finish() prints "It said pong." and returns True."""
+        call = lab.call("ping", {}, id="p1")
+        model = lab.ScriptedModel([lab.reply(lab.text("Let me check the config."), call),
+                                   lab.say("It said pong.")])
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Ping it."))
+
+        def show_until_the_answer():
+            for event in run:
+                frontend.render(event)
+                message = event.get("message") or {}
+                if (event["type"] == "message_end" and message.get("role") == "assistant"
+                        and not harness.tool_calls(message)):
+                    break            # the answer is here: the consumer has what it wanted
+        self._call(show_until_the_answer)
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, ok), ("It said pong.\n", True),
+                         f"left right after the answer's message_end, finish() printed "
+                         f"{printed!r} and returned {ok!r}; expected 'It said pong.\\n' and True: "
+                         "keep the message of each assistant's message_end as it comes, not "
+                         "the one turn_end or agent_end carries later, which this consumer "
+                         "never reads")
+
     def test_stop_is_a_turn(self):
         """A max_turns stop is a turn of its own, announced like any reply: with max_turns=1 a runaway's run ends turn_end, turn_start, message_end (the stop), turn_end, agent_end; with max_turns=0 the model is never called and the run is agent_start, turn_start, message_end (prompt), message_end (the stop), turn_end, agent_end."""
         want = {1: ["turn_end", "turn_start", "message_end", "turn_end", "agent_end"],

@@ -812,8 +812,9 @@ class Lab2(_LabCase):
 
     def test_one_writer(self):
         """One writer: while a prompt of a Session is running, is_running is True and a second
-        prompt() on it raises RuntimeError("already running") and writes nothing to the log;
-        after the first run ends, is_running is False and the next prompt() runs."""
+        prompt() on it raises RuntimeError("already running") when called and writes nothing to the
+        log; after the first run ends, is_running is False and the next prompt() runs; a run closed
+        after its first event leaves is_running False too."""
         ws, log = _logged(6)
         session = self.call("Session", harness.Session, _model(), harness.SYSTEM,
                             [harness.make_read_tool(ws)], log, window=100_000)
@@ -827,13 +828,20 @@ class Lab2(_LabCase):
         before = ws.read_text(LOG)
         error = None
         try:
-            lab.drive(session.prompt("And m8.py."))
+            second = session.prompt("And m8.py.")
         except RuntimeError as raised:
             error = raised
         except Exception as raised:
             self.fail(f"a second prompt while the first was running raised "
                       f"{type(raised).__name__}: {raised}; expected RuntimeError('already "
                       "running').")
+        else:
+            try:
+                lab.drive(second)
+            except RuntimeError as raised:
+                self.fail(f"the second prompt raised {raised!r} only once its events were pulled, "
+                          "not when prompt() was called: check the flag in prompt() itself, "
+                          "before the run's generator is made, so a caller knows at once.")
         self.assertIsNotNone(error, "a second prompt ran while the first was still running: "
                              "two runs now write to one log, and it replays their messages "
                              "interleaved. Each prompt builds a new Harness, whose own guard "
@@ -856,6 +864,12 @@ class Lab2(_LabCase):
                           "clear the running flag when the run ends, however it ends.")
         self.assertEqual(session.messages[-1]["role"], "assistant",
                          f"the next prompt's record ends {_shape(session.messages[-2:])}.")
+        early = lab.steps(session.prompt("And m9.py."))
+        next(early)
+        early.close()
+        self.assertIs(session.is_running, False, "a run closed after its first event left "
+                      f"session.is_running {session.is_running!r}: clear the flag in a finally, "
+                      "so a run that is closed early or raises clears it too.")
 
     def test_threshold_is_strict(self):
         """The threshold is strict: a prompt whose estimate is exactly window - reserve is sent with no compaction."""

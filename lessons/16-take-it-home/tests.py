@@ -933,7 +933,7 @@ class Lab3(_LabCase):
         self.assertEqual(len(wire.requests), 1, "a 401 was sent again.")
 
     def test_key_never_shown(self):
-        """The key is in no error message, no event and no repr, and is not kept on the model."""
+        """The key is in no error message, no event (a stream's error event included, in both formats) and no repr, and is not kept on the model."""
         echo = {"error": {"type": "authentication_error", "message": f"invalid x-api-key {KEY}"}}
         model, wire, _ = _anthropic([lab.answer(401, echo), lab.answer(401, echo)])
         got = self.complete(model)
@@ -942,6 +942,16 @@ class Lab3(_LabCase):
                                                "quoted it back, and it must be taken out.")
         self.assertNotIn(KEY, json.dumps(self.stream(model)), "the key is in a stream's error.")
         self.assertNotIn(KEY, repr(model), "the key is in repr(model).")
+        quoted = lab.ANTHROPIC_STREAM_OVERLOADED.replace(
+            '"overloaded_error", "message": "Overloaded"',
+            f'"invalid_request_error", "message": "bad key {KEY}"')
+        first = lab.OPENAI_STREAM_TEXT.split("\n\n")[0]
+        chunk = json.dumps({"error": {"type": "invalid_request_error", "message": f"bad key {KEY}"}})
+        for make, body in [(_anthropic, quoted), (_openai, f"{first}\n\ndata: {chunk}\n\n")]:
+            streamed, _, _ = make([lab.answer(200, body)])
+            self.assertNotIn(KEY, json.dumps(self.stream(streamed)), "an error event inside a 200 "
+                             "stream quoted the key and it reached the events: take the key out "
+                             "of a stream's error words too, as out of a failed status's.")
         kept = [name for name, value in vars(model).items() if value == KEY]
         self.assertEqual(kept, [], f"the model keeps the key in {kept}; read it from the "
                                    "environment for each request, and keep it nowhere.")
