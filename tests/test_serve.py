@@ -224,7 +224,8 @@ def test_it_opens_the_browser_unless_told_not_to(book, tmp_path, flag):
         # serve.py opens the browser 0.3 s after it starts; not opening it is waited for 1.5 s,
         # opening it for as long as 5 s on a busy machine.
         deadline = time.monotonic() + (1.5 if flag else 5)
-        while not opened.exists() and time.monotonic() < deadline:
+        # The shell makes the file before it writes the line: wait for the line.
+        while not (opened.exists() and opened.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.1)
     if flag:
         assert not opened.exists()
