@@ -272,7 +272,7 @@ class Lab1(_Case):
                   "note counts the lines truncate_head kept, not the limit asked for)")
 
     def test_missing_file_keeps_to_the_budget(self):
-        """The list of files in "File not found" keeps to the budget, measured as it is sent: in a folder of 30 files, with max_bytes=40, "f01.txt, f02.txt, f03.txt, f04.txt" (34 bytes; a fifth name would make 43) and " and 26 more"; with max_lines=3, three names and " and 27 more"."""
+        """The list of files in "File not found" keeps to the budget, measured as it is sent: in a folder of 30 files, with max_bytes=40, "f01.txt, f02.txt, f03.txt, f04.txt" (34 bytes; a fifth name would make 43) and " and 26 more"; with max_lines=3, three names and " and 27 more"; at the edge, max_bytes=34 keeps those four names (exactly 34 bytes) and max_bytes=33 three."""
         ws = lab.Workspace({f"f{k:02d}.txt": "" for k in range(1, 31)})
         read = self.tool("make_read_tool(ws, max_bytes=40)", harness.make_read_tool, ws,
                          max_bytes=40)
@@ -286,6 +286,15 @@ class Lab1(_Case):
         self.error(read, {"path": "g.txt"},
                    "File not found: g.txt. Files here: f01.txt, f02.txt, f03.txt and 27 more",
                    "a read of the missing g.txt among 30 files, max_lines=3")
+        for budget, shown in ((34, 4), (33, 3)):
+            read = self.tool(f"make_read_tool(ws, max_bytes={budget})", harness.make_read_tool,
+                             ws, max_bytes=budget)
+            names = ", ".join(f"f{k:02d}.txt" for k in range(1, shown + 1))
+            self.error(read, {"path": "g.txt"},
+                       f"File not found: g.txt. Files here: {names} and {30 - shown} more",
+                       f"a read of the missing g.txt among 30 files, max_bytes={budget} (four "
+                       "names joined are exactly 34 bytes: a list of 34 bytes fits a budget of "
+                       "34, not one of 33)")
 
     def test_missing_file_names_what_is_there_now(self):
         """The list of files in "File not found" is read at the time of the call: a file written after the tool was made is named ("Files here: a.py, b.py")."""

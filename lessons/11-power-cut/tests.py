@@ -831,6 +831,21 @@ class Lab2(_LabCase):
                       "flag itself.")
         _consume(run)
 
+    def test_steering_still_reaches_the_model(self):
+        """The rewritten _run, with a saver subscribed, keeps lesson 9's steering: a message steered before the prompt is sent with it in the first model call (U U) and saved to the log."""
+        model = lab.ScriptedModel([lab.say("Spaces it is.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        log = harness.SessionLog(lab.Workspace(), "session.jsonl")
+        self.subscribe(h, harness.persist_to(log))
+        h.steer("Use spaces.")
+        _consume(h.prompt("Indent the file."))
+        sent = lab.shape(model.calls[0].messages) if model.calls else "nothing"
+        self.assertEqual(sent, "U U", f"the first model call was sent {sent}; expected the prompt "
+                         "and the steered message (U U): keep passing get_steering on to "
+                         "run_agent from the rewritten _run, and steer() queueing the message.")
+        self.assertEqual(lab.shape(log.replay()), "U U A", f"the log holds "
+                         f"{lab.shape(log.replay())}; expected U U A.")
+
     def test_listener_raises(self):
         """A listener raises OSError("disk full") at the first message_end: the error reaches the
         run's consumer, the harness is idle again, and the next prompt is accepted."""
