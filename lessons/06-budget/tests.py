@@ -387,6 +387,16 @@ class Lab2(_Case):
         self.error(bash, {"cmd": "ls"}, "command must be a string",
                    "a bash call that sends cmd instead of command")
 
+    def test_bash_without_a_shell_is_an_error(self):
+        """A shell that cannot take the command at all (its run() raises) is the tool failing, not news from a command: the exception goes up and run_tool marks the result, is_error True with the exception's words."""
+        class NoShell:
+            def run(self, command):
+                raise FileNotFoundError("No such file or directory: '/bin/sh'")
+        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, NoShell())
+        self.error(bash, {"command": "pytest"}, "No such file or directory: '/bin/sh'",
+                   "a bash call on a machine with no shell (shell.run raised FileNotFoundError; "
+                   "let it go up, so the flag tells the model the tool could not run)")
+
     def test_bash_failure_is_news(self):
         """A command that fails is an ordinary result, is_error False: "cat missing.txt" comes back with its message, then "\\nCommand exited with code 1", the status on a line of its own."""
         bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
