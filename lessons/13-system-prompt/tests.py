@@ -720,6 +720,34 @@ class Lab2(_LabCase):
             self.fail(f"after the first run ended, the next prompt raised {error!r}: clear the "
                       "running flag when the run ends.")
 
+    def test_a_builder_that_fails_does_not_block(self):
+        """A builder that raises ends that prompt with its exception, and the Session is not left running: the next prompt() runs (the prompt is built in the run, inside the guard, not in prompt() after the flag is set)."""
+        ws, tools, clock, build = _world()
+        failures = []
+
+        def flaky():
+            if not failures:
+                failures.append(True)
+                raise OSError("AGENTS.md could not be read")
+            return build()
+        session = self.session(lab.capped(lab.ScriptedModel([lab.forever(_reader)])), flaky, tools,
+                               harness.SessionLog(ws, LOG))
+        try:
+            lab.drive(session.prompt("Read AGENTS.md."))
+        except OSError:
+            pass
+        except Exception as error:
+            self.fail(f"the builder's OSError came out as {type(error).__name__}: {error}; let it "
+                      "go up as it is.")
+        running = getattr(session, "is_running", None)
+        self.assertIs(running, False, f"after the builder raised, session.is_running is "
+                      f"{running!r}: the Session is stuck, and every later prompt is refused. "
+                      "Build the prompt in the run, inside the try whose finally clears the flag.")
+        try:
+            self.prompt(session, "Read AGENTS.md.")
+        except RuntimeError as error:
+            self.fail(f"after the builder raised once, the next prompt raised {error!r}.")
+
     def test_log_saves_messages(self):
         """With a builder, every message of a prompt is saved to the log (lesson 11): after one
         prompt the rebooted disk's log replays the user's message, the call, its result and the
