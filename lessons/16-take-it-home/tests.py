@@ -947,8 +947,9 @@ class Lab3(_LabCase):
             f'"invalid_request_error", "message": "bad key {KEY}"')
         first = lab.OPENAI_STREAM_TEXT.split("\n\n")[0]
         chunk = json.dumps({"error": {"type": "invalid_request_error", "message": f"bad key {KEY}"}})
-        for make, body in [(_anthropic, quoted), (_openai, f"{first}\n\ndata: {chunk}\n\n")]:
-            streamed, _, _ = make([lab.answer(200, body)])
+        for make, body, name in [(_anthropic, quoted, "ANTHROPIC_API_KEY"),
+                                 (_openai, f"{first}\n\ndata: {chunk}\n\n", "OPENAI_API_KEY")]:
+            streamed, _, _ = make([lab.answer(200, body)], environ={name: KEY})
             self.assertNotIn(KEY, json.dumps(self.stream(streamed)), "an error event inside a 200 "
                              "stream quoted the key and it reached the events: take the key out "
                              "of a stream's error words too, as out of a failed status's.")
