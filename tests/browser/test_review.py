@@ -102,6 +102,9 @@ def test_a_check_missed_comes_back_spaced_until_answered_right_twice(page, base_
     check = questions["checks"]["1-1"]
     page.clock.install(time=START)
     page.goto(base_url + "lesson-01.html")
+    # checks.js draws the option buttons after load: read the options once all of them are drawn.
+    page.wait_for_function("n => document.querySelectorAll('#check-1-1 .option-body').length === n",
+                           arg=len(check["options"]))
     lesson_order = [" ".join(t.split()) for t in page.locator("#check-1-1 .option-body").all_inner_texts()]
     wrong = next(i for i in range(len(check["options"])) if i != check["right"]) + 1
     # Clicked in the DOM: the page moves as Python and the editors arrive, and a click aimed at a
