@@ -531,7 +531,7 @@ class Lab2(_LabCase):
                          f"the last event is {events[-1]}.")
 
     def test_events_id_repeated(self):
-        """A server that repeats a call's id and name on every piece still makes one call event per index, the first."""
+        """A server that repeats a call's id and name on every piece still makes one call event per index, at its first piece."""
         sse = []
         for item in lab.sse_events(lab.OPENAI_STREAM_TOOLS):
             if item["data"] != "[DONE]":
