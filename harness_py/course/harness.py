@@ -2843,7 +2843,8 @@ ANTHROPIC_STOPS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "too
 #   - content_block_delta: text_delta -> {"type": "text", "text"}; input_json_delta ->
 #     {"type": "arguments", "index": i, "json": <partial_json>} for that block's call (an
 #     empty partial_json: nothing)
-#   - message_start carries the input usage, message_delta the stop_reason and output usage
+#   - message_start carries the input usage (counted as in anthropic_reply, cached tokens
+#     too), message_delta the stop_reason and output usage
 #   - message_stop: {"type": "end", "stop_reason", "usage"}, or, for a stop_reason not in
 #     ANTHROPIC_STOPS, {"type": "error", "message": f"stop_reason {reason}"}; then nothing more
 #   - an error event: {"type": "error", "message": f"{error type}: {error message}"}, and stop
@@ -3001,8 +3002,10 @@ FAILED_PREFIX = "Error: "   # Chat Completions has no is_error field: a failure 
 #   - delta.content -> {"type": "text", "text"} (an empty or null one: nothing)
 #   - delta.tool_calls[k]: the first piece of index i -> {"type": "call", "index": i, "id",
 #     "name"}; every piece's function.arguments, if not empty -> {"type": "arguments",
-#     "index": i, "json"}. Pieces are matched by "index", never by their order
-#   - finish_reason and usage are kept for the end; a chunk with "error" ->
+#     "index": i, "json"}. Pieces are matched by "index", never by their order, and a later
+#     piece that repeats the id starts nothing (some servers send it on every piece)
+#   - finish_reason and usage are kept for the end (a later chunk where they are null changes
+#     nothing); a chunk with "error" ->
 #     {"type": "error", "message": f"{its type}: {its message}"}, and stop
 #   - data "[DONE]" -> {"type": "end", "stop_reason", "usage"}, stop_reason mapped as in
 #     openai_reply (a call seen makes it "toolUse"); a finish_reason not in OPENAI_STOPS, or

@@ -240,6 +240,23 @@ class Lab1(_LabCase):
         self.assertEqual(got.get("usage"), {"input": 412, "output": 11},
                          f"usage is {got.get('usage')}; expected input 412, output 11.")
 
+    def test_events_usage_counts_cache(self):
+        """A stream's input usage, in message_start, counts the cached tokens too, as a whole answer's does."""
+        sse = []
+        for item in lab.sse_events(lab.ANTHROPIC_STREAM_TEXT):
+            data = json.loads(item["data"])
+            if data.get("type") == "message_start":
+                data["message"]["usage"].update(cache_creation_input_tokens=100,
+                                                cache_read_input_tokens=1200)
+            sse.append({"event": item["event"], "data": json.dumps(data)})
+        events = self.events("anthropic_events", harness.anthropic_events, sse)
+        got = events[-1].get("usage") if events else None
+        self.assertEqual(got, {"input": 1325, "output": 9},
+                         f"a stream whose message_start says input_tokens 25, "
+                         f"cache_creation_input_tokens 100 and cache_read_input_tokens 1200 "
+                         f"ended with usage {got}; expected input 1325, output 9: count the "
+                         "input as anthropic_reply does, cached tokens included.")
+
     def test_events_text(self):
         """A text stream yields its text pieces, then one end with the stop and the usage; a ping yields nothing."""
         events = self.events("anthropic_events", harness.anthropic_events,
@@ -512,6 +529,43 @@ class Lab2(_LabCase):
         self.assertEqual(events[-1], {"type": "end", "stop_reason": "toolUse",
                                       "usage": {"input": 402, "output": 40}},
                          f"the last event is {events[-1]}.")
+
+    def test_events_id_repeated(self):
+        """A server that repeats a call's id and name on every piece still makes one call event per index, at its first piece."""
+        sse = []
+        for item in lab.sse_events(lab.OPENAI_STREAM_TOOLS):
+            if item["data"] != "[DONE]":
+                data = json.loads(item["data"])
+                for choice in data.get("choices") or []:
+                    for piece in (choice.get("delta") or {}).get("tool_calls") or []:
+                        piece["id"] = ("call_r1", "call_b2")[piece["index"]]
+                        piece.setdefault("function", {})["name"] = ("read", "bash")[piece["index"]]
+                item = {**item, "data": json.dumps(data)}
+            sse.append(item)
+        events = self.events("openai_events", harness.openai_events, sse)
+        calls = [e for e in events if e["type"] == "call"]
+        self.assertEqual(calls, [{"type": "call", "index": 0, "id": "call_r1", "name": "read"},
+                                 {"type": "call", "index": 1, "id": "call_b2", "name": "bash"}],
+                         f"with the id on every piece the call events are {calls}; expected one "
+                         "per index: a call starts at the first piece of its index, whatever "
+                         "the later pieces repeat.")
+
+    def test_events_finish_and_usage_kept(self):
+        """finish_reason and usage are kept for the end: a later chunk where they are null does not erase them."""
+        chunks = [{"choices": [{"index": 0, "delta": {"content": "Done."}, "finish_reason": None}],
+                   "usage": None},
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 31, "completion_tokens": 2}},
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": None}], "usage": None}]
+        items = [{"event": None, "data": json.dumps(c)} for c in chunks]
+        items.append({"event": None, "data": "[DONE]"})
+        events = self.events("openai_events", harness.openai_events, items)
+        want = {"type": "end", "stop_reason": "stop", "usage": {"input": 31, "output": 2}}
+        self.assertEqual(events[-1] if events else None, want,
+                         f"a stream whose last chunk before [DONE] has finish_reason null and "
+                         f"usage null ended with {events[-1] if events else None}; expected "
+                         f"{want}: keep a finish_reason and a usage once seen, and let a null "
+                         "one change nothing.")
 
     def test_events_calls_with_a_stop(self):
         """A stream that brings calls and then says finish_reason "stop", as some local servers do, ends with stop_reason "toolUse"."""
@@ -942,6 +996,15 @@ class Lab3(_LabCase):
                                                "quoted it back, and it must be taken out.")
         self.assertNotIn(KEY, json.dumps(self.stream(model)), "the key is in a stream's error.")
         self.assertNotIn(KEY, repr(model), "the key is in repr(model).")
+        garbled = ('{"note": "from a proxy", "key": "%s"}' % KEY).encode() + b"\xff"
+        model_b, _, _ = _anthropic([lab.answer(200, garbled)])
+        got = self.complete(model_b)
+        self.assertTrue(str(got.get("error_message")).startswith("unreadable answer"),
+                        f"a 200 whose body is not UTF-8 gave {got}; expected a failed reply, "
+                        "'unreadable answer: ...'.")
+        self.assertNotIn(KEY, json.dumps(got), "the key is in an 'unreadable answer' failed "
+                         "reply: the exception's repr quoted the body, key and all. Pass that "
+                         "message through self._hide too.")
         quoted = lab.ANTHROPIC_STREAM_OVERLOADED.replace(
             '"overloaded_error", "message": "Overloaded"',
             f'"invalid_request_error", "message": "bad key {KEY}"')
