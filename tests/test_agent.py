@@ -458,6 +458,30 @@ def test_ctrl_c_while_a_command_runs(home):
     assert not (home / "project" / "ran.txt").exists()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_kill_or_a_closed_terminal_stops_the_command_too(home, signum):
+    """SIGTERM (kill PID) or SIGHUP (the terminal window closed) mid-command: stopped as a Ctrl-C
+    is, the command and all it started with it, INTERRUPTED in the log, exit 128 + the signal."""
+    command = "echo $$ > pid.txt; sleep 30; echo ran > ran.txt"
+    with WireServer(_one_command(command)) as server:
+        agent = _Agent(home, "anthropic", server, "go", "--yes")
+        pid_file = home / "project" / "pid.txt"
+        _until(lambda: pid_file.exists() and pid_file.read_text().strip())
+        agent.process.send_signal(signum)
+        agent.process.wait(timeout=30)
+        assert agent.process.returncode == 128 + signum, agent.stderr
+        assert len(server.requests) == 1
+    pid = int(pid_file.read_text())
+    try:
+        _until(lambda: _gone(pid), 5)
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
+    assert lab.shape(_messages(home)) == "U A[b1] R(b1)"
+    assert _messages(home)[2]["content"].startswith("Tool call interrupted")
+    assert "--resume" in agent.stderr
+
+
 def test_a_command_is_stopped_whole(home):
     """A time-out (--timeout) stops the command and what it started; a command that leaves a
     process in the background returns when it ends, and the process is stopped."""

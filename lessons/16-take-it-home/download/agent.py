@@ -15,7 +15,8 @@ Ctrl-C or a kill leaves a log that --resume replays. Standard library only; Pyth
 
 Ctrl-C stops at once, wherever it lands: while the provider is answering, at a y/N question, or
 while a command runs (the command and everything it started are stopped). A call it cut gets
-lesson 10's INTERRUPTED result in the log, and no request goes out after it.
+lesson 10's INTERRUPTED result in the log, and no request goes out after it. A kill (SIGTERM)
+or a closed terminal window (SIGHUP) stops it the same way.
 """
 from __future__ import annotations
 
@@ -76,24 +77,45 @@ def printable(text, keep="\n\t"):
                    else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
+class Stopped(KeyboardInterrupt):
+    """A SIGTERM (kill PID) or a SIGHUP (the terminal window closed): stopped as a Ctrl-C is."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+# Ctrl-C, kill PID, the terminal closed (the last two are not on Windows).
+SIGNALS = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+           if hasattr(signal, name)]
+
+
 class Interrupts:
     """Ctrl-C raises KeyboardInterrupt at once, wherever the program is: in a read from the
-    provider, at the y/N question, while a command runs. Only the writing of one log line holds it
-    (`with interrupts.held():`), so that no line is ever cut in two; it is raised right after."""
+    provider, at the y/N question, while a command runs. A SIGTERM or a SIGHUP raises Stopped, a
+    KeyboardInterrupt too, so that a kill or a closed terminal stops the command as well. Only the
+    writing of one log line holds them (`with interrupts.held():`), so that no line is ever cut in
+    two; the signal is raised right after."""
 
     def __init__(self):
-        self.holding, self.pending = 0, False
+        self.holding, self.pending = 0, None
 
     def install(self):
         # Not signal.default_int_handler: asyncio.run (3.11+) leaves a handler of our own alone,
         # where it would turn its default into a cancel that waits for the next await.
-        signal.signal(signal.SIGINT, self.handler)
+        for signum in SIGNALS:
+            signal.signal(signum, self.handler)
+
+    def ignore(self):
+        """From now on the program finishes what it writes: every signal above is ignored."""
+        for signum in SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
     def handler(self, signum, frame):
         if self.holding:
-            self.pending = True
+            self.pending = signum
             return
-        raise KeyboardInterrupt
+        raise interruption(signum)
 
     @contextlib.contextmanager
     def held(self):
@@ -102,9 +124,18 @@ class Interrupts:
             yield
         finally:
             self.holding -= 1
-            if not self.holding and self.pending:
-                self.pending = False
-                raise KeyboardInterrupt
+            if not self.holding and self.pending is not None:
+                signum, self.pending = self.pending, None
+                raise interruption(signum)
+
+
+def interruption(signum):
+    return KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
+
+
+def exit_code(interrupt):
+    """128 + the signal, as a shell reports a program a signal stopped: 130 for Ctrl-C."""
+    return 128 + getattr(interrupt, "signum", signal.SIGINT)
 
 
 INTERRUPTS = Interrupts()
@@ -201,7 +232,9 @@ class Shell:
 
     - A command runs without the provider keys in its environment, so `env` cannot print one.
     - It runs in a process group of its own. When it ends, on its own, at the time-out or at a
-      Ctrl-C, the whole group is stopped: nothing it started in the background keeps running.
+      Ctrl-C (a kill, a closed terminal), the whole group is stopped: nothing it started in the
+      background keeps running. Only a SIGKILL of agent.py, which no program can catch, leaves
+      the command running.
     - Its output is read as it comes and only the last `keep` bytes are kept.
     - .agent/ is read before and after: a command that changed it (the log, a command can reach
       it) has it put back as it was, and its result says so.
@@ -571,6 +604,14 @@ def parse(argv):
     return args
 
 
+def say(words):
+    """A line on stderr, if there is still a terminal to take it (after a SIGHUP there is not)."""
+    try:
+        print(words, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
 def main(argv=None):
     INTERRUPTS.install()
     try:
@@ -579,9 +620,9 @@ def main(argv=None):
     except Stop as stop:
         print(stop, file=sys.stderr)
         return stop.code
-    except KeyboardInterrupt:         # before the run began: nothing was written or sent
-        print("\n[stopped before the run began]", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:   # before the run began: nothing written or sent
+        say("\n[stopped before the run began]")
+        return exit_code(interrupt)
 
 
 def start(args):
@@ -656,13 +697,12 @@ def start(args):
             h.subscribe(harness.persist_to(log))
             run = h.prompt(None)
         asyncio.run(consume(run, Show()))
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)   # the last lines are written whole
+    except KeyboardInterrupt as interrupt:
+        INTERRUPTS.ignore()                            # the last lines are written whole
         closed = close_calls(log)
         cut = f" ({', '.join(closed)} cut short: INTERRUPTED in the log)" if closed else ""
-        print(f"\n[stopped{cut}. The session is in {path}; to carry on: {resume_hint(args)}]",
-              file=sys.stderr)
-        return 130
+        say(f"\n[stopped{cut}. The session is in {path}; to carry on: {resume_hint(args)}]")
+        return exit_code(interrupt)
     except Exception as error:    # the reader's harness, or the disk: a sentence, not a traceback
         print(f"\n[agent.py: the run stopped: {printable(where(error))}. The session is in "
               f"{path}; to carry on once it is fixed: {resume_hint(args)}]", file=sys.stderr)
