@@ -26,13 +26,15 @@ MIGRATE_BODY = "Run the migrations in order. SECRET-STEP-MIGRATE never edit an o
 
 def _disk(without=()):
     """A project: instructions at the root, in app/ and in app/api/, one beside the way (docs/)
-    and one below it (app/api/v2/), two skills and a folder that is not one; less the paths in
-    `without`."""
+    and one below it (app/api/v2/), two skills, a folder that is not one and a SKILL.md one folder
+    too deep (skills/archive/old-release/); less the paths in `without`."""
     files = {"AGENTS.md": ROOT, "app/AGENTS.md": APP, "app/api/AGENTS.md": API,
              "docs/AGENTS.md": BESIDE, "app/api/v2/AGENTS.md": BELOW,
              "app/api/handlers.py": "def get():\n    return {}\n",
              **lab.skill("release", "Cut a release: version, changelog, tag.", RELEASE_BODY),
              **lab.skill("db-migrate", "Write and run a database migration.", MIGRATE_BODY),
+             **lab.skill("old-release", "The release steps of 2019.", "Retired.",
+                         folder="skills/archive"),
              "skills/notes/README.md": "Not a skill: no SKILL.md here.\n"}
     return lab.Workspace({path: text for path, text in files.items() if path not in without})
 
@@ -153,8 +155,8 @@ class Lab1(_LabCase):
 
     def test_instructions_root_to_cwd(self):
         """find_instructions(ws, "app/api") returns the AGENTS.md of the root, of app/ and of
-        app/api/ as (path, text) pairs, the root's first and the working folder's last, and
-        leaves out a folder on the way that has none."""
+        app/api/ as (path, text) pairs, the root's first and the working folder's last, each text
+        as read (an empty file too), and leaves out a folder on the way that has none."""
         got = self.find(_disk(), "app/api")
         want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
         self.assertEqual([tuple(pair) for pair in got], want,
@@ -165,6 +167,13 @@ class Lab1(_LabCase):
         self.assertEqual([pair[0] for pair in got], ["AGENTS.md", "app/api/AGENTS.md"],
                          f"with no app/AGENTS.md, find_instructions returned "
                          f"{[pair[0] for pair in got]}; expected the two that exist, in order.")
+        ws = _disk()
+        ws.write_text("app/AGENTS.md", "")
+        got = [tuple(pair) for pair in self.find(ws, "app")]
+        self.assertEqual(got, [("AGENTS.md", ROOT), ("app/AGENTS.md", "")], f"with an empty "
+                         f"app/AGENTS.md, find_instructions(ws, 'app') returned {got}; expected "
+                         "both files as read, the empty one too: it reports the disk, and the "
+                         "prompt decides what to leave out.")
 
     def test_instructions_cwd_spelled_otherwise(self):
         """find_instructions gives the same files for "app/api/", "./app/api" and "app/api": an
@@ -216,10 +225,16 @@ class Lab1(_LabCase):
 
     def test_list_skills(self):
         """list_skills(ws) gives one {"name", "description", "path"} per skills/<name>/SKILL.md,
-        sorted by name, the description "" when its front matter has none, skips a folder without
-        a SKILL.md, and gives [] when there is no skills folder."""
+        sorted by name even when the disk lists the folder in another order, the description ""
+        when its front matter has none, skips a folder without a SKILL.md and a SKILL.md deeper
+        down (skills/archive/old-release/SKILL.md), and gives [] when there is no skills
+        folder."""
         got = self.skills_of(self.call("with a skills/notes/ folder that holds no SKILL.md, "
                                        "list_skills", harness.list_skills, _disk()))
+        deep = [s for s in got if isinstance(s, dict) and "archive" in str(s.get("path"))]
+        self.assertEqual(deep, [], f"list_skills listed {deep}: a skill is a SKILL.md directly "
+                         "inside a folder of skills/, and skills/archive/old-release/ is one "
+                         "folder deeper.")
         want = [{"name": "db-migrate", "description": "Write and run a database migration.",
                  "path": "skills/db-migrate/SKILL.md"},
                 {"name": "release", "description": "Cut a release: version, changelog, tag.",
