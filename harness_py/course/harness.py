@@ -2469,7 +2469,8 @@ def skill_description(text):
 #     the way or below cwd. The folders are cwd's parts: cwd split on "/", without "" and "."
 #
 # list_skills(ws) -> list of dicts   one {"name", "description", "path"} for each
-#     SKILLS_FOLDER/<name>/SKILL.md on the disk, sorted by name: the name is the folder's, the
+#     SKILLS_FOLDER/<name>/SKILL.md on the disk (one folder down, never deeper), sorted by name
+#     (a real disk's listing promises no order): the name is the folder's, the
 #     description is skill_description(its text), the path is the file's. [] with no skills.
 #
 # build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()) -> str   sections
