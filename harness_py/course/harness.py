@@ -2255,7 +2255,9 @@ class Session:
 #     fixed prompt) or a function of no arguments that returns the prompt, such as
 #     lambda: build_system_prompt(tools, ws, cwd, clock).
 #   - the run of prompt(text) (_run; prompt keeps lesson 12's one-writer check) works the prompt
-#     out once, at its start: it calls `system` if it is callable, and uses that one text for
+#     out once, at its start, inside the run's try whose finally clears the running flag (a
+#     builder that raises ends that prompt, and the next prompt() still runs): it calls `system`
+#     if it is callable, and uses that one text for
 #     the whole prompt: the estimate, the run, and the retry after an overflow. Nothing keeps it
 #     afterwards: the next prompt builds it again, and the log never holds it, so a resumed
 #     session gets today's.
@@ -2463,10 +2465,12 @@ def skill_description(text):
 # find_instructions(ws, cwd) -> list of (path, text)   every INSTRUCTIONS_FILE on the way from
 #     the workspace's root (".") down to the working folder `cwd` ("." or a path such as
 #     "app/api"), the root's first and the working folder's last: "AGENTS.md", "app/AGENTS.md",
-#     "app/api/AGENTS.md", each only if it exists. Never a folder beside the way or below cwd.
+#     "app/api/AGENTS.md", each only if it exists, with its text as read. Never a folder beside
+#     the way or below cwd. The folders are cwd's parts: cwd split on "/", without "" and "."
 #
 # list_skills(ws) -> list of dicts   one {"name", "description", "path"} for each
-#     SKILLS_FOLDER/<name>/SKILL.md on the disk, sorted by name: the name is the folder's, the
+#     SKILLS_FOLDER/<name>/SKILL.md on the disk (one folder down, never deeper), sorted by name
+#     (a real disk's listing promises no order): the name is the folder's, the
 #     description is skill_description(its text), the path is the file's. [] with no skills.
 #
 # build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()) -> str   sections
@@ -2478,24 +2482,32 @@ def skill_description(text):
 #        in tool order, then `guidelines`, then GUIDELINES; stripped, blank ones dropped, and each
 #        only once, where it first came
 #      (IDENTITY, the tools and the guidelines are three sections of this part)
-#   2. the project's instructions, if find_instructions found any: the line
+#   2. the project's instructions, if find_instructions found any with text in them: the line
 #        "Project instructions, outermost first; the last is nearest and wins:"
-#      then per file f'<instructions path="{path}">', its text with text.rstrip(), and
-#      "</instructions>", one line each
+#      then per file f'<instructions path="{path}">', its text with text.rstrip() (the end's
+#      blank space and line breaks go, the start is kept as written), and "</instructions>",
+#      one line each. A file that holds nothing but blank space is left out
 #   3. the skills, if there are any and a tool is named "read":
 #        "Skills: when a task matches one, read its file with the read tool first."
 #      then one line per skill f"- {name}: {description} ({path})". Never a skill's body
 #   4. f"Today's date: {clock.today().isoformat()}" and, on the next line,
-#      f"Working folder: {where}", where is "/workspace" for "." and "/workspace/" + cwd else,
-#      cwd without a "/" at either end ("app/api/" gives "/workspace/app/api").
+#      f"Working folder: {where}": "/workspace", then "/" + each part of cwd that find_instructions
+#      walks (cwd split on "/", without "" and "."), so "app/api", "app/api/", "./app/api" and
+#      "/app/api" all give "/workspace/app/api", and "." gives "/workspace".
 #      The clock is asked now, each time: never the machine's date, never a date kept from before
 #@ code
+
+
+def cwd_parts(cwd):
+    """The folders of a working folder, outermost first: "./app//api/" is ["app", "api"]. The
+    walk for instructions and the folder line of the prompt both read cwd this one way."""
+    return [part for part in cwd.split("/") if part not in ("", ".")]
 
 
 def find_instructions(ws, cwd):
     """The project's instruction files from the root down to the working folder, nearest last,
     read now: the last word is the most specific one, and an edit shows at the next build."""
-    folders, parts = ["."], [part for part in cwd.split("/") if part not in ("", ".")]
+    folders, parts = ["."], cwd_parts(cwd)
     folders += ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
     paths = [INSTRUCTIONS_FILE if folder == "." else f"{folder}/{INSTRUCTIONS_FILE}"
              for folder in folders]
@@ -2541,18 +2553,19 @@ def build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()):
         sections = [IDENTITY, "\n".join(["Tools:"] + tool_lines),
                     "\n".join(["Guidelines:"] + [f"- {g}" for g in
                                                  collect_guidelines(tools, guidelines)])]
-    files = find_instructions(ws, cwd)
+    files = [(path, text.rstrip()) for path, text in find_instructions(ws, cwd)
+             if text.strip()]                                   # a blank file says nothing
     if files:
         lines = ["Project instructions, outermost first; the last is nearest and wins:"]
         for path, text in files:
-            lines += [f'<instructions path="{path}">', text.rstrip(), "</instructions>"]
+            lines += [f'<instructions path="{path}">', text, "</instructions>"]
         sections.append("\n".join(lines))
     skills = list_skills(ws)
     if skills and any(tool["name"] == "read" for tool in tools):
         lines = ["Skills: when a task matches one, read its file with the read tool first."]
         lines += [f"- {s['name']}: {s['description']} ({s['path']})" for s in skills]
         sections.append("\n".join(lines))
-    where = "/workspace" if cwd in ("", ".") else f"/workspace/{cwd.strip('/')}"
+    where = "".join(["/workspace"] + [f"/{part}" for part in cwd_parts(cwd)])
     sections.append(f"Today's date: {clock.today().isoformat()}\nWorking folder: {where}")
     return "\n\n".join(section for section in sections if section)   # custom="" is no section
 #@ end

@@ -16,7 +16,7 @@ import lab
 LESSON = 13
 LOG = "session.jsonl"
 ROOT = "Root rule: run the tests with `make test`.\n"
-APP = "App rule: the app/ code uses 4 spaces.\n\n"
+APP = "  - App rule: the app/ code uses 4 spaces.\n\n"   # an indent to keep, a blank line to drop
 API = "API rule: every handler returns JSON.\n"
 BESIDE = "Docs rule: write in British English.\n"
 BELOW = "v2 rule: nothing here is released yet.\n"
@@ -26,15 +26,24 @@ MIGRATE_BODY = "Run the migrations in order. SECRET-STEP-MIGRATE never edit an o
 
 def _disk(without=()):
     """A project: instructions at the root, in app/ and in app/api/, one beside the way (docs/)
-    and one below it (app/api/v2/), two skills and a folder that is not one; less the paths in
-    `without`."""
+    and one below it (app/api/v2/), two skills, a folder that is not one and a SKILL.md one folder
+    too deep (skills/archive/old-release/); less the paths in `without`."""
     files = {"AGENTS.md": ROOT, "app/AGENTS.md": APP, "app/api/AGENTS.md": API,
              "docs/AGENTS.md": BESIDE, "app/api/v2/AGENTS.md": BELOW,
              "app/api/handlers.py": "def get():\n    return {}\n",
              **lab.skill("release", "Cut a release: version, changelog, tag.", RELEASE_BODY),
              **lab.skill("db-migrate", "Write and run a database migration.", MIGRATE_BODY),
+             **lab.skill("old-release", "The release steps of 2019.", "Retired.",
+                         folder="skills/archive"),
              "skills/notes/README.md": "Not a skill: no SKILL.md here.\n"}
     return lab.Workspace({path: text for path, text in files.items() if path not in without})
+
+
+class _UnsortedDisk(lab.Workspace):
+    """A disk whose listdir gives names in reverse order: os.listdir promises no order."""
+
+    def listdir(self, path="."):
+        return list(reversed(super().listdir(path)))
 
 
 def _tool(name, description, guidelines=None):
@@ -146,8 +155,8 @@ class Lab1(_LabCase):
 
     def test_instructions_root_to_cwd(self):
         """find_instructions(ws, "app/api") returns the AGENTS.md of the root, of app/ and of
-        app/api/ as (path, text) pairs, the root's first and the working folder's last, and
-        leaves out a folder on the way that has none."""
+        app/api/ as (path, text) pairs, the root's first and the working folder's last, each text
+        as read (an empty file too), and leaves out a folder on the way that has none."""
         got = self.find(_disk(), "app/api")
         want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
         self.assertEqual([tuple(pair) for pair in got], want,
@@ -158,6 +167,13 @@ class Lab1(_LabCase):
         self.assertEqual([pair[0] for pair in got], ["AGENTS.md", "app/api/AGENTS.md"],
                          f"with no app/AGENTS.md, find_instructions returned "
                          f"{[pair[0] for pair in got]}; expected the two that exist, in order.")
+        ws = _disk()
+        ws.write_text("app/AGENTS.md", "")
+        got = [tuple(pair) for pair in self.find(ws, "app")]
+        self.assertEqual(got, [("AGENTS.md", ROOT), ("app/AGENTS.md", "")], f"with an empty "
+                         f"app/AGENTS.md, find_instructions(ws, 'app') returned {got}; expected "
+                         "both files as read, the empty one too: it reports the disk, and the "
+                         "prompt decides what to leave out.")
 
     def test_instructions_cwd_spelled_otherwise(self):
         """find_instructions gives the same files for "app/api/", "./app/api" and "app/api": an
@@ -209,16 +225,30 @@ class Lab1(_LabCase):
 
     def test_list_skills(self):
         """list_skills(ws) gives one {"name", "description", "path"} per skills/<name>/SKILL.md,
-        sorted by name, the description "" when its front matter has none, skips a folder without
-        a SKILL.md, and gives [] when there is no skills folder."""
+        sorted by name even when the disk lists the folder in another order, the description ""
+        when its front matter has none, skips a folder without a SKILL.md and a SKILL.md deeper
+        down (skills/archive/old-release/SKILL.md), and gives [] when there is no skills
+        folder."""
         got = self.skills_of(self.call("with a skills/notes/ folder that holds no SKILL.md, "
                                        "list_skills", harness.list_skills, _disk()))
+        deep = [s for s in got if isinstance(s, dict) and "archive" in str(s.get("path"))]
+        self.assertEqual(deep, [], f"list_skills listed {deep}: a skill is a SKILL.md directly "
+                         "inside a folder of skills/, and skills/archive/old-release/ is one "
+                         "folder deeper.")
         want = [{"name": "db-migrate", "description": "Write and run a database migration.",
                  "path": "skills/db-migrate/SKILL.md"},
                 {"name": "release", "description": "Cut a release: version, changelog, tag.",
                  "path": "skills/release/SKILL.md"}]
         self.assertEqual([dict(s) for s in got], want, f"list_skills returned {got}; expected "
                          f"{want}.")
+        unsorted = _UnsortedDisk(_disk().files)
+        got = self.skills_of(self.call("on a disk whose listdir is not sorted, list_skills",
+                                       harness.list_skills, unsorted))
+        names = [s.get("name") for s in got]
+        self.assertEqual(names, ["db-migrate", "release"], f"on a disk whose listdir gives "
+                         f"['release', 'db-migrate'], list_skills named {names}; expected "
+                         "['db-migrate', 'release']. A real disk lists a folder in no promised "
+                         "order: sort the skills by name yourself.")
         bare = lab.Workspace({"skills/todo/SKILL.md": "Just a body, no front matter.\n"})
         got = self.skills_of(self.call("list_skills", harness.list_skills, bare))
         want = [{"name": "todo", "description": "", "path": "skills/todo/SKILL.md"}]
@@ -282,8 +312,9 @@ class Lab1(_LabCase):
 
     def test_instructions_in_prompt(self):
         """The project's instructions follow their heading line, each file as
-        <instructions path="..."> with its text rstripped and </instructions>, nearest last;
-        with none found there is no such section."""
+        <instructions path="..."> with its text rstripped (app/AGENTS.md's leading indent kept,
+        its blank line at the end dropped) and </instructions>, nearest last; with none found
+        there is no such section."""
         ws = _disk()
         part = next((p for p in _sections(self.build(_tools(ws), ws, "app"))
                      if p.startswith(INSTRUCTIONS_HEAD)), None)
@@ -296,6 +327,33 @@ class Lab1(_LabCase):
         prompt = self.build(_tools(bare), bare, ".")
         self.assertNotIn("<instructions", prompt, "with no AGENTS.md the prompt still has an "
                          "instructions section; leave out a section with nothing in it.")
+
+    def test_instructions_odd_files(self):
+        """An AGENTS.md saved with Windows line endings or trailing spaces goes in without them
+        at its end; an empty one, or one of blank space only, is left out, and with no other file
+        there is no instructions section."""
+        for text in ("Use tabs.\r\n", "Use tabs.  \t\n\n"):
+            ws = lab.Workspace({"AGENTS.md": text})
+            part = next((p for p in _sections(self.build(_tools(ws), ws))
+                         if p.startswith(INSTRUCTIONS_HEAD)), None)
+            want = f'{INSTRUCTIONS_HEAD}\n<instructions path="AGENTS.md">\nUse tabs.\n</instructions>'
+            self.assertEqual(part, want, f"for an AGENTS.md holding {text!r} the instructions "
+                             f"section is {part!r}; expected {want!r}: rstrip() takes every kind "
+                             "of blank space off the end, a carriage return included.")
+        for blank in ("", "  \n\n\t\n"):
+            ws = lab.Workspace({"AGENTS.md": "Use tabs.\n", "app/AGENTS.md": blank})
+            prompt = self.build(_tools(ws), ws, "app")
+            self.assertNotIn("app/AGENTS.md", prompt, f"an app/AGENTS.md holding {blank!r} is in "
+                             "the prompt: a file with nothing but blank space in it says nothing, "
+                             "so leave it out.")
+            self.assertIn('<instructions path="AGENTS.md">\nUse tabs.\n</instructions>', prompt,
+                          "beside a blank app/AGENTS.md, the root's file is missing from the "
+                          "prompt: leave out the blank file only.")
+            ws = lab.Workspace({"AGENTS.md": blank})
+            prompt = self.build(_tools(ws), ws)
+            self.assertNotIn(INSTRUCTIONS_HEAD, prompt, f"with one AGENTS.md holding {blank!r}, "
+                             "the prompt has the instructions heading over nothing: with every "
+                             "file left out, leave out the section.")
 
     def test_skills_listed_not_pasted(self):
         """Each skill is listed as f"- {name}: {description} ({path})" under the skills heading,
@@ -353,15 +411,19 @@ class Lab1(_LabCase):
 
     def test_last_section(self):
         """The last section is f"Today's date: {date}" and, on the next line, the working folder:
-        "Working folder: /workspace" for "." and "/workspace/app/api" for "app/api" and for
-        "app/api/"."""
+        "Working folder: /workspace" for ".", "" and "./", and "/workspace/app/api" for every
+        spelling of app/api that find_instructions reads as app/api: "app/api", "app/api/",
+        "/app/api", "./app/api" and "app//api"."""
         ws = _disk()
         for cwd, where in ((".", "/workspace"), ("app/api", "/workspace/app/api"),
-                           ("app/api/", "/workspace/app/api")):
+                           ("app/api/", "/workspace/app/api"), ("/app/api", "/workspace/app/api"),
+                           ("./app/api", "/workspace/app/api"), ("app//api", "/workspace/app/api"),
+                           ("", "/workspace"), ("./", "/workspace")):
             last = _sections(self.build(_tools(ws), ws, cwd))[-1]
             want = f"Today's date: 2026-03-02\nWorking folder: {where}"
             self.assertEqual(last, want, f"with cwd {cwd!r} the last section is {last!r}; "
-                             f"expected {want!r}.")
+                             f"expected {want!r}: name the folder by the parts find_instructions "
+                             "walks, cwd split on '/' without '' and '.'.")
 
     def test_custom_replaces_default_only(self):
         """custom= takes the place of the default part (identity, tools, guidelines) and nothing

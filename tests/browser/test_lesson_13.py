@@ -32,17 +32,17 @@ def test_lesson_13_as_a_reader(page, base_url, site_dir):
 
     # The editable cell ships with lesson 12's estimate: the request is refused. The hint's fix
     # counts the prompt, and the same cell then says to compact first.
-    cell = page.locator("#cell-13-6")
+    cell = page.locator("#cell-13-7")
     assert cell.get_attribute("data-editable") is not None
-    shipped = run_cell(page, "13-6")
-    assert shipped == recorded(page, "13-6") and "prompt is too long" in shipped
-    code = editor_text(page, "#cell-13-6")
+    shipped = run_cell(page, "13-7")
+    assert shipped == recorded(page, "13-7") and "prompt is too long" in shipped
+    code = editor_text(page, "#cell-13-7")
     guess = "    return harness.estimate_tokens(messages + [harness.user_message(text)])"
     assert guess in code
     fixed = code.replace(guess, "    return harness.estimate_tokens([harness.user_message(system)]"
                                 " + messages + [harness.user_message(text)])")
-    rewrite_cell(page, "13-6", fixed)
-    assert "over: compact before sending" in run_cell(page, "13-6")
+    rewrite_cell(page, "13-7", fixed)
+    assert "over: compact before sending" in run_cell(page, "13-7")
     screenshot(page, "lesson-13-editable-cell")
 
     # Both labs: red on the starting file, green on the solution.
