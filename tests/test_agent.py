@@ -289,6 +289,12 @@ class _Agent:
         return self.err.decode("utf-8", "replace")
 
 
+# "At once", for a Ctrl-C: well before the 30 s the command sleeps or the provider holds, with room
+# for a machine busy enough that starting and reaping a process takes seconds (a run beside four
+# helpers and the browser suite failed at 5).
+AT_ONCE = 15
+
+
 def _until(condition, seconds=30):
     end = time.monotonic() + seconds
     while not condition():
@@ -413,7 +419,7 @@ def test_ctrl_c_while_the_provider_holds_its_answer(home, provider):
         took = agent.interrupt()
         server.release()
         time.sleep(0.3)
-        assert took < 5, f"exited {took:.1f} s after Ctrl-C"
+        assert took < AT_ONCE, f"exited {took:.1f} s after Ctrl-C"
         assert agent.process.returncode == 130, agent.stderr
         assert len(server.requests) == 3
         assert lab.shape(_messages(home)) == "U A[r1] R(r1) A[w1] R(w1)"
@@ -430,7 +436,8 @@ def test_ctrl_c_at_the_question(home):
         agent = _Agent(home, "anthropic", server, TASK)
         _until(lambda: b"allow it?" in agent.err)
         took = agent.interrupt()
-        assert took < 5 and agent.process.returncode == 130, agent.stderr
+        assert took < AT_ONCE, f"exited {took:.1f} s after Ctrl-C"
+        assert agent.process.returncode == 130, agent.stderr
         assert len(server.requests) == 2
     assert lab.shape(_messages(home)) == "U A[r1] R(r1) A[w1] R(w1)"
     cut = _messages(home)[4]
@@ -449,10 +456,11 @@ def test_ctrl_c_while_a_command_runs(home):
         _until(lambda: pid_file.exists() and pid_file.read_text().strip())
         took = agent.interrupt()
         time.sleep(0.3)
-        assert took < 5 and agent.process.returncode == 130, agent.stderr
+        assert took < AT_ONCE, f"exited {took:.1f} s after Ctrl-C"
+        assert agent.process.returncode == 130, agent.stderr
         assert len(server.requests) == 1
     pid = int(pid_file.read_text())
-    _until(lambda: _gone(pid), 5)
+    _until(lambda: _gone(pid), AT_ONCE)
     assert lab.shape(_messages(home)) == "U A[b1] R(b1)"
     assert _messages(home)[2]["content"].startswith("Tool call interrupted")
     assert not (home / "project" / "ran.txt").exists()
@@ -473,7 +481,7 @@ def test_a_kill_or_a_closed_terminal_stops_the_command_too(home, signum):
         assert len(server.requests) == 1
     pid = int(pid_file.read_text())
     try:
-        _until(lambda: _gone(pid), 5)
+        _until(lambda: _gone(pid), AT_ONCE)
     finally:
         if not _gone(pid):
             os.kill(pid, signal.SIGKILL)
@@ -501,7 +509,7 @@ def test_a_command_is_stopped_whole(home):
     assert second.startswith("up") and "background" in second
     for name in ("pid.txt", "bg.txt"):
         pid = int((home / "project" / name).read_text())
-        _until(lambda: _gone(pid), 5)
+        _until(lambda: _gone(pid), AT_ONCE)
 
 
 def _agent_module():
