@@ -533,6 +533,31 @@ def test_output_is_capped_where_it_is_read(tmp_path):
     assert grown_kb < 50_000, f"{grown_kb} kB more"
 
 
+def test_a_signal_as_the_command_starts_still_stops_it(tmp_path, monkeypatch):
+    """A Ctrl-C that lands the moment the command has started, before agent.py waits for it,
+    still stops the command: it is held until the command is known, then raised where the
+    command is stopped with it. (It once ran on for 30 s after a SIGHUP under load.)"""
+    agent = _agent_module()
+    started = []
+
+    class SignalledAtStart(agent.subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+            agent.INTERRUPTS.handler(signal.SIGINT, None)    # as the signal would, right here
+
+    monkeypatch.setattr(agent.subprocess, "Popen", SignalledAtStart)
+    with pytest.raises(KeyboardInterrupt):
+        agent.Shell(tmp_path).run("sleep 30")
+    (command,) = started
+    try:
+        assert command.wait(timeout=AT_ONCE) == -signal.SIGKILL, "the command was not stopped"
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.wait()
+
+
 def _refused(home, server, *extra, provider="anthropic"):
     """agent.py refused before it wrote or sent anything."""
     sent = len(server.requests)

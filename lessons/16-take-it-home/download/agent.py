@@ -259,15 +259,17 @@ class Shell:
         return output, code
 
     def _run(self, command):
-        process = subprocess.Popen(
-            command, shell=True, cwd=self.root, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            env=command_environment(self.environ, self.secrets))
-        tail = Tail(self.keep)
-        reader = threading.Thread(target=tail.drain, args=(process.stdout,), daemon=True)
-        reader.start()
-        timed_out = False
+        tail, process, timed_out = Tail(self.keep), None, False
         try:
+            # A signal that lands while the command starts is held until `process` is known, and
+            # raised at the end of this block: inside the try, so the command still goes with us.
+            with INTERRUPTS.held():
+                process = subprocess.Popen(
+                    command, shell=True, cwd=self.root, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                    env=command_environment(self.environ, self.secrets))
+                reader = threading.Thread(target=tail.drain, args=(process.stdout,), daemon=True)
+                reader.start()
             try:
                 process.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
@@ -276,7 +278,8 @@ class Shell:
             reader.join(2)
             code = process.wait()
         except BaseException:                 # Ctrl-C: the command goes with us
-            _stop_group(process)
+            if process is not None:
+                _stop_group(process)
             raise
         output = tail.text()
         if timed_out:
