@@ -184,7 +184,7 @@ class Lab1(_Case):
                   "read of a.py with offset=2, limit=1")
 
     def test_read_limit_past_the_end(self):
-        """A limit that runs past the end of the file is not a mistake: it reads what is there. On the 3-line "A = 1\\nB = 2\\nC = 3\\n", limit=10 returns all of it, offset=2, limit=10 returns lines 2 and 3, and offset=3, limit=5 returns "C = 3\\n", each with no note."""
+        """A limit that runs past the end of the file is not a mistake: it reads what is there. On the 3-line "A = 1\\nB = 2\\nC = 3\\n", limit=10 returns all of it, offset=2, limit=10 returns lines 2 and 3, and offset=3, limit=5 returns "C = 3\\n", each with no note; an offset past the end is still an error with a limit: offset=4, limit=2 is "offset 4 is past the end of a.py: 3 lines"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
         read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         for arguments, want in (({"limit": 10}, "A = 1\nB = 2\nC = 3\n"),
@@ -197,6 +197,10 @@ class Lab1(_Case):
                                     "cannot know how long a file is before it reads it)"),
                       want, f"{what} (a limit past the end reads to the end, with no note: no "
                       "line of the file is left)")
+        self.error(read, {"path": "a.py", "offset": 4, "limit": 2},
+                   "offset 4 is past the end of a.py: 3 lines",
+                   "a read of the 3-line a.py with offset=4, limit=2 (check the offset whether or "
+                   "not a limit came with it)")
 
     def test_read_blank_lines(self):
         """Blank lines are lines: "\\n \\n\\n" reads back exactly, 3 lines, offset=3 returns "\\n", and offset 4 is past the end, "offset 4 is past the end of blank.txt: 3 lines"; the empty empty.txt with limit=5 reads as ""."""
@@ -466,6 +470,15 @@ class Lab2(_Case):
                   "Killed\n\nCommand exited with code -9",
                   "the result of a command the shell reports as code -9 (every code but 0 gets "
                   "its status line)")
+
+    def test_bash_counts_blank_lines(self):
+        """Blank lines of output are lines, counted and kept: "cat gaps.txt" of "x\\n\\n\\n\\n" with max_lines=2 gives its last two lines, "\\n\\n", then "\\n[Showing the last 2 of 4 lines. Narrow the command for more.]"."""
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace({"gaps.txt": "x\n\n\n\n"})), max_lines=2)
+        self.same(self.ordinary(bash, {"command": "cat gaps.txt"}, "cat gaps.txt"),
+                  "\n\n\n[Showing the last 2 of 4 lines. Narrow the command for more.]",
+                  "the result of cat gaps.txt, \"x\\n\\n\\n\\n\", four lines, three of them "
+                  "blank, with max_lines=2 (count the output as it is, blank lines too)")
 
     def test_bash_runs_once_adds_nothing(self):
         """bash runs its command exactly once, and a command that prints nothing and exits 0 ("exit 0") comes back as "", with nothing added."""
