@@ -7,8 +7,10 @@ reads the tests without running them). This module only asks them; it cuts nothi
 """
 from __future__ import annotations
 
+import ast
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -21,6 +23,39 @@ from .course import Course, Page
 from .errors import BuildError
 from .model import LabView
 from .project import Project
+
+
+# An escape in a string's source that stands for a blank: \n, \t, \r, \f or \v, after an even number
+# of backslashes (an odd number would make it a backslash and a letter).
+_BLANK_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\[ntrfv]")
+
+
+def lost_escapes(source: str) -> list[tuple[int, str, str]]:
+    """(line, test, escape) for every escape such as \\n written in a lab test's docstring.
+
+    The checklist joins a docstring's words with single spaces (lab_check's _sentence), so the
+    newline that \\n stands for shows as a space, and a sentence about "a\\nb" reads "a b". A
+    checklist line that means the two characters writes them \\\\n. Raw docstrings are left alone:
+    their \\n is already the two characters."""
+    found = []
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.ClassDef) and lab_check.LAB_CLASS.match(node.name)):
+            continue
+        for item in node.body:
+            if not (isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and item.name.startswith("test") and item.body):
+                continue
+            first = item.body[0]
+            if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                continue
+            text = ast.get_source_segment(source, first.value) or ""
+            if "r" in text[:len(text) - len(text.lstrip("rRuUbBfF"))].lower():
+                continue                        # a raw string: its \n is the two characters
+            for match in _BLANK_ESCAPE.finditer(text):
+                line = first.value.lineno + text.count("\n", 0, match.start())
+                found.append((line, item.name, match.group(0)[-2:]))
+    return found
 
 
 def tests_name(page: Page) -> str:
@@ -76,6 +111,12 @@ class Labs:
                 self._sentences[page.id] = [tuple(t) for t in lab_check.sentences(path)]
             except lab_check.UsageError as error:
                 raise BuildError(rel, 0, str(error)) from None
+            lost = lost_escapes(path.read_text(encoding="utf-8"))
+            if lost:
+                line, test, escape = lost[0]
+                raise BuildError(rel, line, f"the docstring of {test} writes {escape}, which its "
+                                 f"checklist line shows as a space: write \\{escape} for the two "
+                                 "characters")
         return self._sentences[page.id]
 
     def views(self, page: Page, rel: str) -> dict[int, LabView]:

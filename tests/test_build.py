@@ -817,6 +817,28 @@ def test_a_wrong_design_naming_a_test_that_does_not_exist_stops_at_its_entry(boo
                                      f"there is no test Lab2.test_whispers in lessons/01-hello/tests.py")
 
 
+def test_a_checklist_docstring_that_writes_an_escaped_newline_stops_at_its_line(book, tmp_path):
+    # The checklist joins a docstring's words with spaces: the newline \n stands for would show
+    # as a space ("a\nb" read "a b" on lesson 06's page). Written \\n it is the two characters.
+    rel = "lessons/01-hello/tests.py"
+    change(book, '"""greet works for any name, the empty one included."""',
+           '"""greet works for any name: "a\\nb" too, and the empty one."""', rel=rel)
+    line = line_of(book, '"a\\nb" too', rel=rel)
+    assert fails(book, tmp_path) == (f"{rel}:{line}: the docstring of test_greets_anyone writes \\n, "
+                                     f"which its checklist line shows as a space: write \\\\n for the "
+                                     f"two characters")
+
+
+def test_a_checklist_docstring_may_write_the_two_characters_or_be_raw():
+    from builder.labs import lost_escapes
+    source = ('class Lab1:\n'
+              '    def test_a(self):\n        """"a\\\\nb" is two lines."""\n'
+              '    def test_b(self):\n        r"""exit 2 gives "\\nCommand exited"."""\n'
+              '    def test_c(self):\n        """one\n        tab\\there."""\n'
+              'class Helper:\n    def test_d(self):\n        """a\\nb"""\n')
+    assert lost_escapes(source) == [(8, "test_c", "\\t")]
+
+
 def test_a_wrong_design_without_its_why_stops_at_its_entry(book, tmp_path):
     change(book, "why: Shouting is capitals and an exclamation mark; this returns the text as it came.",
            "why: TODO", rel="lessons/01-hello/wrong.yaml")

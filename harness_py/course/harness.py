@@ -302,7 +302,8 @@ def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #     list within max_bytes bytes of UTF-8 and max_lines names, and, if some are left out,
 #     f" and {left} more" after the last one shown
 #   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
-#     f"{n} lines"). Offset 1 of an empty file is not past it: it returns ""
+#     f"{n} lines"). Offset 1 of an empty file is not past it: it returns "". A limit that runs
+#     past the last line is not a mistake either: it reads what is there
 #   - otherwise the wanted lines through truncate_head. If lines of the file are left after the
 #     last one shown, add f"[Showing lines {offset}-{last} of {n}. Use offset={last + 1} to "
 #     "continue.]" at the end
@@ -417,7 +418,9 @@ def make_write_tool(ws):
 #     f"\n[Showing the last {shown} of {total} lines. Narrow the command for more.]"
 #   - then, if the exit code is not 0, f"\nCommand exited with code {code}"
 # A command that fails has still been run. Its exit code is news for the model, not a tool
-# error: execute returns it as an ordinary result and does not raise.
+# error: execute returns it as an ordinary result and does not raise. A shell that cannot take
+# the command at all (shell.run raises) is the tool failing: let the exception go up, and
+# run_tool marks the result as an error.
 #@ code
 
 

@@ -183,6 +183,40 @@ class Lab1(_Case):
                   "B = 2\n[Showing lines 2-2 of 3. Use offset=3 to continue.]",
                   "read of a.py with offset=2, limit=1")
 
+    def test_read_limit_past_the_end(self):
+        """A limit that runs past the end of the file is not a mistake: it reads what is there. On the 3-line "A = 1\\nB = 2\\nC = 3\\n", limit=10 returns all of it, offset=2, limit=10 returns lines 2 and 3, and offset=3, limit=5 returns "C = 3\\n", each with no note; an offset past the end is still an error with a limit: offset=4, limit=2 is "offset 4 is past the end of a.py: 3 lines"."""
+        ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        for arguments, want in (({"limit": 10}, "A = 1\nB = 2\nC = 3\n"),
+                                ({"offset": 2, "limit": 10}, "B = 2\nC = 3\n"),
+                                ({"offset": 3, "limit": 5}, "C = 3\n")):
+            shown = ", ".join(f"{k}={v}" for k, v in arguments.items())
+            what = f"read of the 3-line a.py with {shown}"
+            self.same(self.ordinary(read, {"path": "a.py", **arguments},
+                                    f"{what} (a limit past the end reads to the end: a model "
+                                    "cannot know how long a file is before it reads it)"),
+                      want, f"{what} (a limit past the end reads to the end, with no note: no "
+                      "line of the file is left)")
+        self.error(read, {"path": "a.py", "offset": 4, "limit": 2},
+                   "offset 4 is past the end of a.py: 3 lines",
+                   "a read of the 3-line a.py with offset=4, limit=2 (check the offset whether or "
+                   "not a limit came with it)")
+
+    def test_read_blank_lines(self):
+        """Blank lines are lines: "\\n \\n\\n" reads back exactly, 3 lines, offset=3 returns "\\n", and offset 4 is past the end, "offset 4 is past the end of blank.txt: 3 lines"; the empty empty.txt with limit=5 reads as ""."""
+        ws = lab.Workspace({"blank.txt": "\n \n\n", "empty.txt": ""})
+        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        what = "read of blank.txt, \"\\n \\n\\n\" (three lines, nothing but blanks)"
+        self.same(self.ordinary(read, {"path": "blank.txt"}, what), "\n \n\n",
+                  f"the {what}: a file of blank lines is not empty, and nothing in it is dropped")
+        self.same(self.ordinary(read, {"path": "blank.txt", "offset": 3}, f"{what} at offset=3"),
+                  "\n", f"the {what} at offset=3, its last line")
+        self.error(read, {"path": "blank.txt", "offset": 4},
+                   "offset 4 is past the end of blank.txt: 3 lines", f"a {what} at offset 4")
+        self.same(self.ordinary(read, {"path": "empty.txt", "limit": 5},
+                                "a read of the empty empty.txt with limit=5"),
+                  "", "read of the empty empty.txt with limit=5")
+
     def test_read_big_file(self):
         """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and so does limit=3000, since a limit never lifts the budget; offset=4001 returns the last 1000 lines and no note."""
         ws = lab.Workspace({"big.txt": _numbered(5000)})
@@ -246,7 +280,7 @@ class Lab1(_Case):
                   "tool's own max_lines and max_bytes to truncate_head, not MAX_LINES)")
 
     def test_read_last_line_without_newline(self):
-        """A last line with no newline is a line: in "A = 1\nB = 2", 2 lines, offset 2 reads "B = 2", offset=1, limit=1 says "of 2. Use offset=2", and offset 3 is past the end, "offset 3 is past the end of a.py: 2 lines"."""
+        """A last line with no newline is a line: in "A = 1\\nB = 2", 2 lines, offset 2 reads "B = 2", offset=1, limit=1 says "of 2. Use offset=2", and offset 3 is past the end, "offset 3 is past the end of a.py: 2 lines"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2"})
         read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
         what = "of a.py, \"A = 1\\nB = 2\" (count lines with splitlines, not newlines)"
@@ -370,9 +404,10 @@ class Lab1(_Case):
 class Lab2(_Case):
 
     def test_tail_whole_lines(self):
-        """truncate_tail("a\\nb\\nc\\n", max_lines=2) is ("b\\nc\\n", 2): whole lines from the end, in their order; a text that fits comes back whole."""
+        """truncate_tail("a\\nb\\nc\\n", max_lines=2) is ("b\\nc\\n", 2): whole lines from the end, in their order; a text that fits comes back whole, and "" gives ("", 0)."""
         self.cut("truncate_tail", "a\nb\nc\n", ("b\nc\n", 2), max_lines=2)
         self.cut("truncate_tail", "a\nb\n", ("a\nb\n", 2))
+        self.cut("truncate_tail", "", ("", 0))
 
     def test_tail_counts_bytes(self):
         """truncate_tail counts UTF-8 bytes: with max_bytes=5, the last line "éé\\n" (exactly 5 bytes) fits and the line before it does not, and a last line of 7 bytes gives ("", 0)."""
@@ -407,7 +442,7 @@ class Lab2(_Case):
         self.same(content, want, "the result of cat missing.txt")
 
     def test_bash_any_exit_code(self):
-        """Every exit code but 0 gets its status line: "pytets" ends "Command exited with code 127", and "exit 2", which prints nothing, comes back as "\nCommand exited with code 2"."""
+        """Every exit code but 0 gets its status line: "pytets" ends "Command exited with code 127", and "exit 2", which prints nothing, comes back as "\\nCommand exited with code 2"."""
         bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "pytets"}, "pytets, a command not found,")
         if not content.endswith("\nCommand exited with code 127"):
@@ -419,7 +454,7 @@ class Lab2(_Case):
                   "the result of exit 2 (a status line for every code that is not 0)")
 
     def test_bash_counts_every_line(self):
-        """bash counts every line of the output, a last one with no newline too: "cat abc.txt" of "a\nb\nc" with max_lines=2 gives "b\nc", then "[Showing the last 2 of 3 lines. Narrow the command for more.]"; a shell that reports code -9 gets "Command exited with code -9"."""
+        """bash counts every line of the output, a last one with no newline too: "cat abc.txt" of "a\\nb\\nc" with max_lines=2 gives "b\\nc", then "[Showing the last 2 of 3 lines. Narrow the command for more.]"; a shell that reports code -9 gets "Command exited with code -9"."""
         bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
                          lab.Shell(lab.Workspace({"abc.txt": "a\nb\nc"})), max_lines=2)
         self.same(self.ordinary(bash, {"command": "cat abc.txt"}, "cat abc.txt"),
@@ -435,6 +470,15 @@ class Lab2(_Case):
                   "Killed\n\nCommand exited with code -9",
                   "the result of a command the shell reports as code -9 (every code but 0 gets "
                   "its status line)")
+
+    def test_bash_counts_blank_lines(self):
+        """Blank lines of output are lines, counted and kept: "cat gaps.txt" of "x\\n\\n\\n\\n" with max_lines=2 gives its last two lines, "\\n\\n", then "\\n[Showing the last 2 of 4 lines. Narrow the command for more.]"."""
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+                         lab.Shell(lab.Workspace({"gaps.txt": "x\n\n\n\n"})), max_lines=2)
+        self.same(self.ordinary(bash, {"command": "cat gaps.txt"}, "cat gaps.txt"),
+                  "\n\n\n[Showing the last 2 of 4 lines. Narrow the command for more.]",
+                  "the result of cat gaps.txt, \"x\\n\\n\\n\\n\", four lines, three of them "
+                  "blank, with max_lines=2 (count the output as it is, blank lines too)")
 
     def test_bash_runs_once_adds_nothing(self):
         """bash runs its command exactly once, and a command that prints nothing and exits 0 ("exit 0") comes back as "", with nothing added."""
