@@ -563,9 +563,12 @@ def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
 #   {"type": "tool_execution_start", "call": call}                  before a tool runs
 #   {"type": "tool_execution_end", "call": call, "result": result}  after its message_end
 #   {"type": "agent_end", "messages": [this run's messages]}        last, on every way out
-# The prompt's message_end comes inside the first turn. A max_turns stop is a turn too: its
-# error message is that turn's reply. Mutate, then announce: never yield a message_end before
-# the message is on the list.
+# The prompt is appended at the top of the first turn, after its turn_start, just before its own
+# message_end: the list changes only with a message_end, never before agent_start. A max_turns
+# stop is a turn too: its error message is that turn's reply. Mutate, then announce: never yield
+# a message_end before the message is on the list. An exception is no way out of that kind: one
+# from model.complete, or a KeyboardInterrupt from a tool, goes straight up to the consumer, with
+# no turn_end or agent_end yielded for it.
 #@ code
 def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
     """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
