@@ -578,7 +578,9 @@ def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
     They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
     turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
     message is appended to `messages` (the caller's list, the record) first, and only then is its
-    message_end yielded. The final message is the last of agent_end's "messages"."""
+    message_end yielded, with no event between them; the prompt too, at the top of the first turn.
+    The final message is the last of agent_end's "messages". An exception (from model.complete,
+    or a KeyboardInterrupt from a tool) goes straight up, with nothing yielded for it."""
     new = []  # this run's messages, for agent_end
 
     def record(message):
