@@ -200,9 +200,9 @@ class Lab1(unittest.TestCase):
                          + "; got " + (", ".join(order) or "no tool events"))
 
     def test_consumer_stops_early(self):
-        """A consumer that stops at the first tool_execution_start stops the run: the tool never runs and the model is not called again."""
+        """A consumer that stops at the first tool_execution_start stops the run: the tool never runs, the model is not called again, and the record stays U A[p1], with nothing appended once the consumer has gone."""
         runs = []
-        run, _, model, _ = _one_call_run(runs=runs)
+        run, messages, model, _ = _one_call_run(runs=runs)
         try:
             for event in run:
                 if event["type"] == "tool_execution_start":
@@ -214,6 +214,11 @@ class Lab1(unittest.TestCase):
                          f"after the consumer stopped, the tool had run {len(runs)} time(s) and "
                          f"the model been called {len(model.calls)} time(s); expected 0 and 1: the "
                          "loop should do nothing its consumer has not pulled")
+        self.assertEqual(lab.shape(messages), "U A[p1]",
+                         f"after the consumer stopped at the first tool_execution_start the record "
+                         f"is {lab.shape(messages)}; expected U A[p1], as far as the run got: a "
+                         "run that is closed may append nothing, since nobody hears a message_end "
+                         "for it (lesson 10 deals with such a record)")
 
     def test_event_contents(self):
         """Each event carries what it announces: message_end its message, the tool events the call (and the end its result), turn_end the turn's reply, agent_end this run's messages."""
