@@ -566,9 +566,12 @@ def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
 #   {"type": "tool_execution_start", "call": call}                  before a tool runs
 #   {"type": "tool_execution_end", "call": call, "result": result}  after its message_end
 #   {"type": "agent_end", "messages": [this run's messages]}        last, on every way out
-# The prompt's message_end comes inside the first turn. A max_turns stop is a turn too: its
-# error message is that turn's reply. Mutate, then announce: never yield a message_end before
-# the message is on the list.
+# The prompt is appended at the top of the first turn, after its turn_start, just before its own
+# message_end: the list changes only with a message_end, never before agent_start. A max_turns
+# stop is a turn too: its error message is that turn's reply. Mutate, then announce: never yield
+# a message_end before the message is on the list. An exception is no way out of that kind: one
+# from model.complete, or a KeyboardInterrupt from a tool, goes straight up to the consumer, with
+# no turn_end or agent_end yielded for it.
 #@ code
 def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
     """Put `prompt` to the model and keep going until it stops asking for tools, a reply comes
@@ -578,7 +581,9 @@ def run_agent(model, system, messages, tools, prompt, *, max_turns=None):
     They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
     turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
     message is appended to `messages` (the caller's list, the record) first, and only then is its
-    message_end yielded. The final message is the last of agent_end's "messages"."""
+    message_end yielded, with no event between them; the prompt too, at the top of the first turn.
+    The final message is the last of agent_end's "messages". An exception (from model.complete,
+    or a KeyboardInterrupt from a tool) goes straight up, with nothing yielded for it."""
     new = []  # this run's messages, for agent_end
 
     def record(message):

@@ -68,6 +68,40 @@ class Lab1(unittest.TestCase):
         except Exception as error:  # the reader's code: say what happened, do not crash
             self.fail(f"{what} raised {type(error).__name__}: {error}")
 
+    def _leave(self, run, where):
+        """Close a run its consumer left `where`, as Python does once nothing refers to it; a run
+        that yields while it is being closed is a plain FAIL here, not a warning later."""
+        close = getattr(run, "close", None)
+        if close is None:
+            return
+        try:
+            close()
+        except RuntimeError as error:
+            for _ in range(3):       # paused in its finally now: close it again, quietly
+                try:
+                    close()
+                    break
+                except RuntimeError:
+                    pass
+            self.fail(f"a consumer that left {where} closed the run, and closing it raised "
+                      f"RuntimeError: {error}. A `yield` in a `finally` runs while the generator "
+                      "is being closed, and a closed generator may yield nothing more: yield "
+                      "agent_end once, after the loop, not in a finally")
+        except Exception as error:
+            self.fail(f"a consumer that left {where} closed the run, and closing it raised "
+                      f"{type(error).__name__}: {error}")
+
+    def _render_until(self, frontend, run, leave):
+        """Hand each event of `run` to frontend.render until leave(event) says the consumer is
+        done (the user pressed q, or it has the answer), then close the run as Python would."""
+        def show():
+            for event in run:
+                frontend.render(event)
+                if leave(event):
+                    break
+        self._call(show)
+        self._leave(run, "part-way through")
+
     def _call(self, function, *args):
         """(value, printed) of function(*args), or a plain FAIL naming the exception. What it
         printed to stdout is `printed`; what it printed to stderr is kept in self.stderr."""
@@ -110,6 +144,7 @@ class Lab1(unittest.TestCase):
                          f"appended {len(messages)} message(s): nothing should happen until the "
                          "first event is pulled")
         first, _ = self._call(next, run)
+        self._leave(run, "after the first event")
         self.assertEqual(first, {"type": "agent_start"},
                          f"the first event should be {{'type': 'agent_start'}}, got {first!r}")
 
@@ -165,20 +200,25 @@ class Lab1(unittest.TestCase):
                          + "; got " + (", ".join(order) or "no tool events"))
 
     def test_consumer_stops_early(self):
-        """A consumer that stops at the first tool_execution_start stops the run: the tool never runs and the model is not called again."""
+        """A consumer that stops at the first tool_execution_start stops the run: the tool never runs, the model is not called again, and the record stays U A[p1], with nothing appended once the consumer has gone."""
         runs = []
-        run, _, model, _ = _one_call_run(runs=runs)
+        run, messages, model, _ = _one_call_run(runs=runs)
         try:
             for event in run:
                 if event["type"] == "tool_execution_start":
                     break
-            run.close()
         except Exception as error:
             self.fail(f"the run raised {type(error).__name__}: {error}")
+        self._leave(run, "at the first tool_execution_start")
         self.assertEqual((len(runs), len(model.calls)), (0, 1),
                          f"after the consumer stopped, the tool had run {len(runs)} time(s) and "
                          f"the model been called {len(model.calls)} time(s); expected 0 and 1: the "
                          "loop should do nothing its consumer has not pulled")
+        self.assertEqual(lab.shape(messages), "U A[p1]",
+                         f"after the consumer stopped at the first tool_execution_start the record "
+                         f"is {lab.shape(messages)}; expected U A[p1], as far as the run got: a "
+                         "run that is closed may append nothing, since nobody hears a message_end "
+                         "for it (lesson 10 deals with such a record)")
 
     def test_event_contents(self):
         """Each event carries what it announces: message_end its message, the tool events the call (and the end its result), turn_end the turn's reply, agent_end this run's messages."""
@@ -231,11 +271,42 @@ class Lab1(unittest.TestCase):
                         break
         except Exception as error:
             self.fail(f"the run raised {type(error).__name__}: {error}")
+        self._leave(run, "at the first event out of order")
         if problem:
             self.fail(problem)
 
+    def test_list_changes_only_with_a_message_end(self):
+        """The list changes only with a message_end: at agent_start and the first turn_start the caller's list is as it was (the prompt goes on at the top of the first turn, just before its own message_end), and at every event this run's part of the list is exactly the messages announced so far, a max_turns stop included."""
+        runaway = lab.reply(lab.call("ping", {}, id="p1"))
+        for what, model, options in (
+                ("a run with one tool call", lab.ScriptedModel([runaway, lab.say("Pong.")]), {}),
+                ("a max_turns=1 stop", lab.ScriptedModel([runaway] * 3), {"max_turns": 1})):
+            earlier = [lab.user("Hi"), lab.say("Hello.")]
+            messages = list(earlier)
+            run = lab.steps(harness.run_agent(model, harness.SYSTEM, messages, [_echo([])],
+                                              "Ping it.", **options))
+            heard, problem = [], None
+            try:
+                for n, event in enumerate(run, 1):
+                    if event.get("type") == "message_end":
+                        heard.append(event.get("message"))
+                    mine = messages[len(earlier):]
+                    if problem is None and not (
+                            all(a is b for a, b in zip(messages, earlier))
+                            and len(mine) == len(heard) and all(a is b for a, b in zip(mine, heard))):
+                        problem = (f"in {what}, at event {n} ({event.get('type')}) this run had put "
+                                   f"{lab.shape(mine) or 'nothing'} on the list after the caller's "
+                                   f"{lab.shape(earlier)}, and the message_end events so far had "
+                                   f"announced {lab.shape(heard) or 'nothing'}")
+            except Exception as error:
+                self.fail(f"{what} raised {type(error).__name__}: {error}")
+            if problem:
+                self.fail(problem + ": append each message, the prompt too, just before its own "
+                          "message_end, with no other event in between, and announce every "
+                          "message you append")
+
     def test_every_exit_balanced(self):
-        """A max_turns stop and a provider error still end with turn_end, agent_end, every turn_start is closed by its turn_end before the next one, and agent_end's last message is the failed reply."""
+        """A max_turns stop and a provider error still end with turn_end, agent_end, every turn_start is closed by its turn_end before the next one, the run has one agent_start and one agent_end, and agent_end's last message is the failed reply."""
         runaway = lab.reply(lab.call("ping", {}, id="p1"))
         for name, model, options in (
                 ("a max_turns=1 stop", lab.ScriptedModel([runaway] * 3), {"max_turns": 1}),
@@ -254,6 +325,11 @@ class Lab1(unittest.TestCase):
                               f"{' '.join(types)}")
             self.assertEqual(depth, 0, f"after {name}, a turn_start has no turn_end: "
                              f"{' '.join(types)}")
+            self.assertEqual((types.count("agent_start"), types.count("agent_end")), (1, 1),
+                             f"after {name} the run yielded {types.count('agent_start')} "
+                             f"agent_start and {types.count('agent_end')} agent_end: "
+                             f"{' '.join(types)}; expected one of each: a stop leaves the loop, "
+                             "and the one agent_end after it closes the run")
             last = (events[-1].get("messages") or [{}])[-1]
             self.assertEqual(last.get("stop_reason"), "error",
                              f"after {name} the last of agent_end's messages should be the failed "
@@ -268,7 +344,7 @@ class Lab1(unittest.TestCase):
                          "drawing is a frontend's job; the loop only yields events")
 
     def test_final_text_renderer(self):
-        """FinalTextRenderer prints nothing while rendering a run, then finish() prints "It said pong." and returns True."""
+        """FinalTextRenderer prints nothing while rendering a run, then finish() prints "It said pong." and returns True; an answer with no words is an answer too, and finish() returns True for it."""
         run, _, _, _ = _one_call_run()
         frontend, _ = self._call(harness.FinalTextRenderer)
         _, during = self._call(lambda: [frontend.render(event) for event in run])
@@ -281,6 +357,16 @@ class Lab1(unittest.TestCase):
                          "'It said pong.\\n' and True")
         self.assertEqual(self.stderr, "", f"finish() wrote {self.stderr!r} to stderr after a "
                          "run that ended well; expected nothing there")
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        run = lab.steps(harness.run_agent(lab.ScriptedModel([lab.say("")]), harness.SYSTEM, [],
+                                          [], "Say nothing."))
+        self._call(lambda: [frontend.render(event) for event in run])
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed.strip(), ok), ("", True),
+                         f"after an answer with no words finish() printed {printed!r} and "
+                         f"returned {ok!r}; expected no words and True: the run ended well, on an "
+                         "answer that happens to be empty. Test stop_reason and tool calls, not "
+                         "whether there is text")
 
     def test_final_text_renderer_on_failure(self):
         """After a run that failed, finish() prints "Error: 503 overloaded" and returns False, and a failed reply that got words out first ("I'll clear out the old build first.", then "connection reset") prints "Error: connection reset", not its words; with no assistant message at all it prints nothing and returns False."""
@@ -320,14 +406,8 @@ class Lab1(unittest.TestCase):
                                        lab.say("It said pong.")])
             frontend, _ = self._call(harness.FinalTextRenderer)
             run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Ping it."))
-
-            def show_until_left():
-                for event in run:
-                    frontend.render(event)
-                    message = event.get("message") or {}
-                    if event["type"] == stop_at or message.get("role") == stop_at:
-                        break            # the user pressed q
-            self._call(show_until_left)
+            self._render_until(frontend, run, lambda event: (     # the user pressed q
+                event["type"] == stop_at or (event.get("message") or {}).get("role") == stop_at))
             try:
                 ok, printed = self._call(frontend.finish)
             except AssertionError as failure:
@@ -347,14 +427,11 @@ class Lab1(unittest.TestCase):
         frontend, _ = self._call(harness.FinalTextRenderer)
         run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Ping it."))
 
-        def show_until_the_answer():
-            for event in run:
-                frontend.render(event)
-                message = event.get("message") or {}
-                if (event["type"] == "message_end" and message.get("role") == "assistant"
-                        and not harness.tool_calls(message)):
-                    break            # the answer is here: the consumer has what it wanted
-        self._call(show_until_the_answer)
+        def the_answer(event):   # here: the consumer has what it wanted
+            message = event.get("message") or {}
+            return (event["type"] == "message_end" and message.get("role") == "assistant"
+                    and not harness.tool_calls(message))
+        self._render_until(frontend, run, the_answer)
         ok, printed = self._call(frontend.finish)
         self.assertEqual((printed, ok), ("It said pong.\n", True),
                          f"left right after the answer's message_end, finish() printed "
@@ -422,7 +499,7 @@ class Lab1(unittest.TestCase):
                          "R(p1) A: max_turns=None means no limit")
 
     def test_failures_still_results(self):
-        """Lessons 4 and 5 still hold: a tool that raises becomes a result marked is_error and the run goes on; a failed reply that holds a call runs no tool; an exception from model.complete is not caught, and the record keeps the prompt."""
+        """Lessons 4 and 5 still hold: a tool that raises becomes a result marked is_error and the run goes on; a failed reply that holds a call runs no tool; an exception from model.complete is not caught: it reaches the consumer with no turn_end or agent_end before it, and the record keeps the prompt."""
         def broken(arguments):
             raise ValueError("disk on fire")
         tool = {"name": "ping", "description": "Breaks.",
@@ -453,9 +530,10 @@ class Lab1(unittest.TestCase):
                          f"left {lab.shape(messages)}; expected no tool run and U A![p1]: none "
                          "of a failed reply is acted on")
         model = lab.ScriptedModel([lab.raises(ConnectionError("connection reset"))])
-        messages = []
+        messages, seen = [], []
         try:
-            lab.drive(harness.run_agent(model, harness.SYSTEM, messages, [], "Go."))
+            for event in lab.steps(harness.run_agent(model, harness.SYSTEM, messages, [], "Go.")):
+                seen.append(event["type"])
         except ConnectionError:
             pass
         except Exception as error:
@@ -468,9 +546,15 @@ class Lab1(unittest.TestCase):
         self.assertEqual(lab.shape(messages), "U",
                          f"after model.complete raised, the record is {lab.shape(messages)}; "
                          "expected U, the prompt and nothing more")
+        closed = [kind for kind in seen if kind in ("turn_end", "agent_end")]
+        self.assertEqual(closed, [],
+                         f"before model.complete's ConnectionError reached the consumer, the run "
+                         f"yielded {' and '.join(closed)}: the events said the run ended, and "
+                         "then it raised. Let the exception go straight up, with nothing yielded "
+                         "for it")
 
     def test_ctrl_c_goes_straight_through(self):
-        """Lesson 4's rule holds in the generator: a KeyboardInterrupt raised inside a tool goes straight up to the consumer, with no agent_end first, and the record stops at U A[p1]."""
+        """Lesson 4's rule holds in the generator: a KeyboardInterrupt raised inside a tool goes straight up to the consumer, with no turn_end or agent_end yielded for it, and the record stops at U A[p1]."""
         def interrupted(arguments):
             raise KeyboardInterrupt()
         tool = {"name": "ping", "description": "Interrupted.",
@@ -490,8 +574,10 @@ class Lab1(unittest.TestCase):
             self.fail("when a tool raised KeyboardInterrupt the run ended quietly, with "
                       f"{' '.join(seen[-3:])}; expected the KeyboardInterrupt to reach the "
                       "consumer: Ctrl-C asks the program to stop, and no event says the run ended")
-        self.assertNotIn("agent_end", seen, "the run yielded agent_end before the "
-                         "KeyboardInterrupt: nothing may claim the run ended when Ctrl-C cut it")
+        closed = [kind for kind in seen if kind in ("turn_end", "agent_end")]
+        self.assertEqual(closed, [], f"the run yielded {' and '.join(closed)} before the "
+                         "KeyboardInterrupt: nothing may claim the turn or the run ended when "
+                         "Ctrl-C cut it")
         self.assertEqual(lab.shape(messages), "U A[p1]",
                          f"after Ctrl-C in the tool the record is {lab.shape(messages)}; "
                          "expected U A[p1], nothing after the call that was cut off")
