@@ -78,3 +78,32 @@ def test_offered_tools_it_carries_on_instead():
     assert lab.shape([alone]) == "A[s1]" and not any(b["type"] == "text" for b in alone["content"])
     worker = lab.summariser(otherwise=lambda request: lab.say("working"))
     assert worker(_request(_job(), [spec]))["content"][0]["text"] == "working"
+
+
+def test_rename_session_is_the_long_session_of_lesson_12s_second_cell(tmp_path):
+    """lab.rename_session(harness, n) gives the record and the tools lesson 12's second cell's
+    long_session(n) gives, with the book's lesson 12 harness: the cells after it call it instead."""
+    import importlib.util
+    import stages
+    (tmp_path / "harness.py").write_text(stages.load().solution("12.2"), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("harness_12_2", tmp_path / "harness.py")
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+
+    def long_session(prompts):          # the cell's, word for word
+        ws = lab.Workspace(lab.RENAME_FILES)
+        tools = [harness.make_bash_tool(lab.Shell(ws)),
+                 harness.make_read_tool(ws), harness.make_write_tool(ws)]
+        h = harness.Harness(lab.ScriptedModel([lab.forever(lab.renamer)]),
+                            harness.SYSTEM, tools)
+        for text in [lab.RENAME_TASK] + ["Next."] * (prompts - 1):
+            lab.drive(h.prompt(text))
+        return list(h.messages), tools
+
+    for prompts in (1, 5):
+        messages, tools = lab.rename_session(harness, prompts)
+        want, want_tools = long_session(prompts)
+        assert messages == want
+        assert [t.name if hasattr(t, "name") else t["name"] for t in tools] == \
+            [t.name if hasattr(t, "name") else t["name"] for t in want_tools]
+    assert lab.shape(lab.rename_session(harness, 5)[0]).count("U") == 5

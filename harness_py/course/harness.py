@@ -1806,8 +1806,9 @@ class SessionLog:
 #   .rows()           a compaction entry takes effect where it stands in the file: the rows built
 #                     so far whose ids are in `replaces` go, and one row (the compaction's id,
 #                     user_message(SUMMARY_PREFIX + summary)) takes the place of the first of them.
-#                     Rows after them stay where they were. replay() is still the messages of
-#                     rows().
+#                     Rows after them stay where they were. A compaction that names none of the
+#                     rows so far puts its row after them, where it stands; it never reaches a
+#                     message written after it. replay() is still the messages of rows().
 #@ code
 class SessionLog:
     """A session on disk: the file `path` in the workspace `ws`, one JSON object per line, one
@@ -2092,10 +2093,12 @@ def estimate_tokens(messages):
 #     there is nothing to summarise. Count back from the newest message, adding
 #     estimate_tokens([message]), until the total reaches keep_recent. From that message, move
 #     forward to the first user message at or after it: a cut never splits a call from its
-#     result, and the kept part never starts on a tool result. So the kept part holds at most
-#     keep_recent tokens, often fewer. The cut is never 0 itself (then the next user message
-#     after index 0). It is 0 when the whole list is under keep_recent, or when no user message
-#     follows.
+#     result, and the kept part never starts on a tool result. keep_recent is where the count
+#     stops, not a cap: when the cut moves on, the kept part is under keep_recent; when the
+#     count stops on a user message, the cut is that message, and the kept part passes
+#     keep_recent by less than that message's size. The cut is never 0 itself (then the next
+#     user message after index 0). It is 0 when the whole list is under keep_recent, or when no
+#     user message follows.
 #
 # summarise(model, messages) -> str   asks `model` for a summary of `messages`: one request,
 #     model.complete(SUMMARY_SYSTEM, [user_message(conversation_text(context_for_model(messages))
@@ -2109,8 +2112,9 @@ def estimate_tokens(messages):
 def find_cut(messages, keep_recent=KEEP_RECENT):
     """Where to cut: the first message kept whole; 0 means nothing to compact. The count back
     stops where the newest keep_recent tokens begin, and the cut moves on from there to a user
-    message, so a turn is never cut in half and no kept tool result loses its call: the part kept
-    word for word is at most keep_recent tokens, often less."""
+    message, so a turn is never cut in half and no kept tool result loses its call. The part kept
+    word for word is under keep_recent once the cut has moved on; if the count stopped on a user
+    message, it is kept, and the part passes keep_recent by less than that message."""
     total = 0
     for index in range(len(messages) - 1, -1, -1):
         total += estimate_tokens([messages[index]])
@@ -2168,15 +2172,17 @@ OVERFLOW_WORDS = ("prompt is too long", "context length", "context window", "max
 #                   writes anything (check and set a flag, then return the run, a generator).
 #                   The run is a generator of events, in three steps:
 #       1. before: if estimate_tokens(messages + [user_message(text)]) > window - reserve,
-#          compact(log, model, keep_recent); if it did, yield {"type": "compaction",
-#          "reason": "threshold"}
+#          compact(log, model, keep_recent), once, even if the estimate is still over after it;
+#          if it did, yield {"type": "compaction", "reason": "threshold"}
 #       2. the run: a new Harness(model, system, tools, messages=log.replay(),
 #          max_turns=max_turns) with persist_to(log) subscribed; yield every event of its
 #          prompt(text)
 #       3. after: if the record now ends with is_overflow, compact once; if it did, yield
 #          {"type": "compaction", "reason": "overflow"} and retry once: a new Harness as in 2,
 #          and every event of its prompt(None). Never a second compaction or a second retry:
-#          a refusal after the retry stays in the record, for the caller to see.
+#          a refusal after the retry stays in the record, for the caller to see. Once is per
+#          prompt: a prompt refused for length gets its compaction and retry whether or not it
+#          compacted in step 1, and whatever an earlier prompt did.
 #@ code
 
 

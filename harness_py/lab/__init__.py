@@ -44,6 +44,7 @@ A full window (lab/window.py, lesson 12):
     SUMMARY_PREFIX                      "Previous conversation summary:\n"
     renamer(request)                    lesson 12's worker, as its first cell prints it, for the
     RENAME_NAMES  RENAME_FILES  RENAME_TASK   job it works on: eight files, one setting renamed
+    rename_session(harness, prompts)    its second cell's long_session: (the record, the tools)
 
 Today's instructions (lesson 13):
     Clock(start="2026-03-02")           .today() -> datetime.date  .advance(days=1): the stage's
@@ -105,7 +106,7 @@ from .timers import Deadlock, SimulatedLoop, in_simulated_loop, now, resolve, ru
 from .stream import (ARGUMENT_PIECE, OVERLOADED, StreamingModel, chunks, drop, error_event, no_end,
                      pieces, sse)
 from .window import (RENAME_FILES, RENAME_NAMES, RENAME_TASK, SUMMARY_PREFIX, WindowedModel,
-                     renamer, request_tokens, summariser)
+                     rename_session, renamer, request_tokens, summariser)
 from .clock import Clock
 from .skills import skill
 from .wire import (ANTHROPIC_BAD_REQUEST, ANTHROPIC_OVERLOADED, ANTHROPIC_STREAM_OVERLOADED,
@@ -125,7 +126,7 @@ __all__ = [
     "keeps_loop_rules", "keeps_harness_rules", "run_events",
     "explore_crashes", "CrashReport", "CrashPoint",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
-    "renamer", "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK",
+    "renamer", "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK", "rename_session",
     "Clock", "skill",
     "run", "now", "SimulatedLoop", "Deadlock", "steps", "resolve",
     "StreamingModel", "pieces", "drop", "no_end", "error_event", "OVERLOADED", "ARGUMENT_PIECE",

@@ -25,9 +25,10 @@ from typing import Any, Callable, Iterable
 
 from .messages import call, provider_error, reply, say
 from .model import Request, ScriptedModel, usage
+from .model import forever as _forever
 
 __all__ = ["WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX", "renamer",
-           "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK"]
+           "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK", "rename_session"]
 
 SUMMARY_PREFIX = "Previous conversation summary:\n"   # how a summary comes back into a transcript
 
@@ -269,3 +270,19 @@ def renamer(request: Request) -> dict:
         new = last["content"].replace("PORT", "HTTP_PORT")
         return tool("write", {"path": todo[0], "content": new})
     return say(f"{done[-1]} done.")
+
+
+def rename_session(harness: Any, prompts: int) -> tuple[list, list]:
+    """Lesson 12's `long_session`, as its second cell prints it, with the reader's harness module
+    passed in: the renaming job run for `prompts` prompts (the task, then "Next.") by a Harness
+    on the stage's model, in a window big enough for all of it. Returns (the record, the tools)."""
+    from . import drive                      # the package's, imported late: it imports this file
+    from .shell import Shell
+    from .workspace import Workspace
+    ws = Workspace(RENAME_FILES)
+    tools = [harness.make_bash_tool(Shell(ws)),
+             harness.make_read_tool(ws), harness.make_write_tool(ws)]
+    h = harness.Harness(ScriptedModel([_forever(renamer)]), harness.SYSTEM, tools)
+    for text in [RENAME_TASK] + ["Next."] * (prompts - 1):
+        drive(h.prompt(text))
+    return list(h.messages), tools

@@ -80,6 +80,22 @@ def _expected_cut(messages, keep_recent):
     return 0
 
 
+def _noted(request):
+    """The model at work on a job that needs no tools: it answers every request in words."""
+    return lab.say("Noted, and the tests pass.")
+
+
+def _chat_log(turns):
+    """A disk and a log of `turns` short prompts, each answered in words: small turns, so a
+    compaction can keep several whole."""
+    ws = lab.Workspace(FILES)
+    log = harness.SessionLog(ws, LOG)
+    for n in range(1, turns + 1):
+        log.append_message(lab.user(f"Step {n}: rename PORT in m{n}.py. Never touch tests/."))
+        log.append_message(_noted(None))
+    return ws, log
+
+
 def _shape(messages):
     return lab.shape(list(messages)) or "(nothing)"
 
@@ -368,8 +384,32 @@ class Lab1(_LabCase):
                          f"{len(again)} messages, not the {len(want)} the first one did.")
 
 
+    def test_compaction_where_it_stands(self):
+        """A compaction takes effect where it stands in the file: one that names none of the
+        rows so far (an id already replaced, an id never written) puts its summary after them,
+        and a message written after it stays after it."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        messages = [lab.user(f"message {n}") for n in range(1, 5)]
+        for message in messages:
+            log.append_message(message)
+        self.call("append_compaction", log.append_compaction, "first", ["e2", "e3"])
+        log.append_message(lab.user("message 6"))
+        self.call("append_compaction", log.append_compaction, "stale", ["e2", "e99"])
+        log.append_message(lab.user("message 8"))
+        rows = [row[0] for row in self.call("rows", log.rows)]
+        want = ["e1", "e5", "e4", "e6", "e7", "e8"]
+        self.assertEqual(rows, want,
+                         f"with e7 a compaction naming only e2 (already replaced by e5) and e99 "
+                         f"(never written), rows() gave ids {rows}; expected {want}. A compaction "
+                         "acts on the rows built so far, where it stands in the file: with none "
+                         "of them named, its summary goes after them, and e8, written later, "
+                         "comes after it.")
+
     def test_cut_at_exactly_keep_recent(self):
-        """find_cut keeps exactly keep_recent tokens: when the newest messages add up to keep_recent exactly, the cut is at the first of them, even right after another user message; and when everything must be kept from the start, the cut moves on to index 1 if that is a user message."""
+        """When the newest messages add up to keep_recent exactly, find_cut cuts at the first of
+        them, even right after another user message; and when everything must be kept from the
+        start, the cut moves on to index 1 if that is a user message."""
         u0, u1, u2 = lab.user("Rename PORT."), lab.user("In m1.py."), lab.user("Now m2.py.")
         a1, a2 = lab.say("Renamed in m1.py, tests pass."), lab.say("Renamed in m2.py as well.")
         for messages, keep, want in (
@@ -383,6 +423,20 @@ class Lab1(_LabCase):
                              "stop once the total reaches keep_recent (>=), then move on from "
                              "max(index, 1) to a user message.")
 
+    def test_cut_on_a_user_message_keeps_it(self):
+        """When the count stops on a user message, the cut is that message, though the kept part
+        then passes keep_recent: for U A U(2,000 characters) A with keep_recent 100, find_cut
+        returns 2, and 510 tokens are kept."""
+        messages = [lab.user("Rename PORT."), lab.say("Which file?"), lab.user("x" * 2000),
+                    lab.say("Done.")]
+        got = self.call("find_cut(messages, 100)", harness.find_cut, messages, 100)
+        kept = harness.estimate_tokens(messages[2:])
+        self.assertEqual(got, 2, f"for {_shape(messages)} (the third message 2,000 characters) "
+                         f"with keep_recent 100, find_cut returned {got!r}; expected 2. The count "
+                         "stops on that user message, and a user message is a safe cut: keep it, "
+                         f"though the kept part is then {kept} tokens. keep_recent is where the "
+                         "count stops, not a cap on what is kept.")
+
 
 # -------------------------------------------------------------- lab 2: when, and once only
 
@@ -391,7 +445,7 @@ class Lab2(_LabCase):
     def test_is_overflow(self):
         """is_overflow is True for failed replies worded as Anthropic, OpenAI and others word a
         request that is too long, and False for other failures (a 400 about something else
-        among them), for a reply that succeeded
+        among them, and a 503 after text that says those words), for a reply that succeeded
         while saying those words (in its text, or in an error_message field), and for a user
         message."""
         yes = ["prompt is too long: 208310 tokens > 200000 maximum",
@@ -406,6 +460,8 @@ class Lab2(_LabCase):
                                  "exceeds 5 MB maximum"),
               lab.say("Your prompt is too long; shall I shorten it?"),
               {**lab.say("Done."), "error_message": "prompt is too long"},
+              {**lab.say("The files fill the context window, so I will read"),
+               "stop_reason": "error", "error_message": "503 overloaded"},
               lab.user("the context window is full")]
         for words in yes:
             got = self.call("is_overflow", harness.is_overflow, lab.provider_error(words))
@@ -414,14 +470,15 @@ class Lab2(_LabCase):
         for message in no:
             got = self.call("is_overflow", harness.is_overflow, message)
             self.assertTrue(got is False, f"is_overflow of {lab.show([message])[:80]} returned "
-                            f"{got!r}; expected False: only a failed reply refusing for length. "
-                            "A 400 is any bad request; compacting cannot mend one that is not "
-                            "about length.")
+                            f"{got!r}; expected False: only a failed reply whose error_message "
+                            "says the request was too long. A 400 is any bad request, and a "
+                            "reply's own text is the model's words, not the provider's: "
+                            "compacting cannot mend a failure that is not about length.")
 
     def test_compact_replaces_exactly(self):
         """compact(log, model, keep_recent) appends one compaction entry replacing exactly the
-        rows before find_cut's cut, asks one summary with no tools, returns True, and replay
-        keeps the recent messages word for word."""
+        rows before find_cut's cut, asks one summary with no tools, of exactly those rows'
+        messages, returns True, and replay keeps the recent messages word for word."""
         ws, log = _logged(6)
         rows = log.rows()
         messages = [m for _, m in rows]
@@ -442,6 +499,12 @@ class Lab2(_LabCase):
         self.assertTrue(len(asked) == 1 and asked[0].tools == [],
                         f"compact made {len(asked)} summary requests ({len(model.calls)} "
                         "requests in all); expected one, with no tools.")
+        sent = asked[0].messages[0]["content"] if asked[0].messages else ""
+        want = harness.conversation_text(harness.context_for_model(messages[:cut]))
+        self.assertTrue(str(sent).startswith(want + "\n\n"),
+                        f"the summary request did not hold the {cut} messages before the cut and "
+                        f"nothing else: summarise exactly the messages of rows[:cut], the rows the "
+                        "compaction replaces. A message summarised and also kept is sent twice.")
         self.assertEqual(log.replay()[1:], messages[cut:],
                          "after compact, replay() does not end with the recent messages word "
                          "for word.")
@@ -560,8 +623,8 @@ class Lab2(_LabCase):
                         "the prompt's first request did not start with the summary.")
 
     def test_threshold_is_strictly_over(self):
-        """An estimate exactly at window - reserve is not over it: no compaction, no summary
-        asked, and the run starts at once."""
+        """An estimate exactly at window - reserve is not over it: no compaction event, no
+        summary asked, and the run's first event is agent_start."""
         ws, log = _logged(6)
         estimate = _session_estimate(log.replay(), "Now m7.py.")
         model = _model(100_000)
@@ -574,6 +637,10 @@ class Lab2(_LabCase):
         self.assertEqual(reasons, [], f"compaction events: {reasons}; expected none. The "
                          f"estimate was {estimate}, exactly window - reserve: compact only when "
                          "it is over (>), not when it is equal.")
+        self.assertEqual(_summary_requests(model), [], "a summary was asked for with the "
+                         "estimate exactly at window - reserve; expected none.")
+        self.assertEqual(events[:1] and events[0]["type"], "agent_start", "the run did not "
+                         "start with agent_start.")
 
     def test_threshold_with_nothing_to_cut(self):
         """Over the threshold with nothing to cut (keep_recent larger than the session): compact
@@ -871,25 +938,62 @@ class Lab2(_LabCase):
                       f"session.is_running {session.is_running!r}: clear the flag in a finally, "
                       "so a run that is closed early or raises clears it too.")
 
-    def test_threshold_is_strict(self):
-        """The threshold is strict: a prompt whose estimate is exactly window - reserve is sent with no compaction."""
-        def first(margin):
-            """The reason of the compaction the prompt began with, with window - reserve set to
-            the estimate of the messages and the prompt, plus `margin`; None if none."""
-            ws, log = _logged(6)
-            estimate = harness.estimate_tokens(log.replay() + [harness.user_message("Now m7.py.")])
-            session = self.call("Session", harness.Session, _model(100_000), harness.SYSTEM,
-                                [harness.make_read_tool(ws)], log,
-                                window=estimate + 500 + margin, reserve=500, keep_recent=600)
-            events, error = lab.drain(session.prompt("Now m7.py."))
-            self.assertIsNone(error, f"the prompt raised {error!r}.")
-            return events[0].get("reason") if events and events[0].get("type") == "compaction" \
-                else None
-        # From lesson 13 the estimate counts the system prompt too, as one more message: find
-        # which estimate this Session makes, then set window - reserve exactly to it.
-        system = harness.estimate_tokens([harness.user_message(harness.SYSTEM)])
-        margin = system if first(system - 1) else 0
-        got = first(margin)
-        self.assertIsNone(got, f"with window - reserve exactly the estimate, the prompt began "
-                          f"with a compaction ({got!r}); expected none: compact only when the "
-                          "estimate passes window - reserve (>), not when it reaches it.")
+    def test_threshold_compacts_once(self):
+        """Before a prompt the Session compacts once, even if the estimate is still over
+        window - reserve afterwards: one compaction event, one summary asked, then the run."""
+        ws, log = _chat_log(12)
+        model = lab.capped(_model(100_000, worker=_noted), 20)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000, reserve=99_950,
+                            keep_recent=30)
+        events, error = lab.drain(session.prompt("Now m13.py."))
+        if isinstance(error, lab.TooManyCalls):
+            self.fail("with window - reserve at 50 tokens, the Session kept compacting before "
+                      "the prompt; expected one compaction, then the run.")
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        asked = len(_summary_requests(model))
+        self.assertTrue(reasons == ["threshold"] and asked == 1,
+                        f"with window - reserve at 50 tokens, below anything the log can shrink "
+                        f"to, the prompt made compaction events {reasons} and asked {asked} "
+                        "summaries; expected one of each. Compact once before a prompt: each "
+                        "pass more is one more request, and a summary of a summary loses more.")
+        self.assertEqual(session.messages[-1]["role"], "assistant",
+                         f"the record ends {_shape(session.messages[-2:])}; expected the answer.")
+
+    def test_overflow_retry_each_prompt(self):
+        """Once is per refusal: with a provider that refuses the first request of every prompt
+        for length, each of three prompts compacts once for the overflow and retries once, the
+        first after a compaction at the threshold too, and each ends with the answer."""
+        refused = set()
+        def step(request):
+            """Refuses the first request for each prompt; summarises when offered no tools."""
+            if not request.tools:
+                return lab.summariser()(request)
+            prompt = [m["content"] for m in request.messages if m["role"] == "user"][-1]
+            if prompt not in refused:
+                refused.add(prompt)
+                return lab.provider_error("400 prompt is too long: 9120 tokens > 8000 maximum")
+            return _noted(request)
+        ws, log = _chat_log(12)
+        # just under the estimate of the messages and the prompt, lesson 12's or (with the system
+        # prompt counted too) lesson 13's: the first prompt is over it, and once compacted the
+        # record is far under it
+        estimate = harness.estimate_tokens(log.replay() + [harness.user_message("Now m13.py.")])
+        model = lab.capped(lab.ScriptedModel([lab.forever(step)]), 30)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000,
+                            reserve=100_000 - estimate + 1, keep_recent=30)
+        for text, want in (("Now m13.py.", ["threshold", "overflow"]),
+                           ("Now m14.py.", ["overflow"]), ("Now m15.py.", ["overflow"])):
+            events, error = lab.drain(session.prompt(text))
+            self.assertIsNone(error, f"prompt {text!r} raised {error!r}.")
+            reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+            self.assertEqual(reasons, want, f"prompt {text!r} made compaction events {reasons}; "
+                             f"expected {want}. Its first request was refused for length: "
+                             "compact once and retry once for every such refusal, whatever "
+                             "happened before the prompt or in an earlier one.")
+            last = session.messages[-1]
+            self.assertTrue(last["role"] == "assistant" and last.get("stop_reason") != "error",
+                            f"prompt {text!r}: the record ends {_shape(session.messages[-2:])}; "
+                            "expected the answer after the retry.")
