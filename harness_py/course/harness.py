@@ -205,8 +205,9 @@ def run_tool(tools, call):
 #   - a tool whose execute is an async def is called as execute(arguments, signal) and awaited:
 #     it may take a while, and it may look at the token while it works
 #   - a plain execute is called as before, execute(arguments)
-#   - asyncio.CancelledError is not the tool's failure: it must go up, untouched. Catching
-#     Exception already lets it through; never catch BaseException or CancelledError here
+#   - asyncio.CancelledError is not the tool's failure: it must go up, untouched, whether or not
+#     the token is cancelled too. Catching Exception already lets it through; never catch
+#     BaseException or CancelledError here
 #@ code
 
 
@@ -893,15 +894,16 @@ def run_agent(model, system, messages, tools, prompt, *,
 # next(), take the reply from StopIteration's value, and await asyncio.sleep(0) after each event
 # it gives, so the rest of the program runs between pieces. Look at the token at three safe
 # points, with a small function cancelled() inside run_agent:
-#   - before each model call: cancelled, the reply is error_message(CANCELLED_REPLY) instead of
-#     a call; it is a failed reply like any other, so the run ends after it. The token is looked
-#     at before lesson 05's max_turns brake: a cancelled run that is out of turns too ends with
-#     CANCELLED_REPLY
+#   - before each model call, once the turn's user messages are recorded and announced:
+#     cancelled, the reply is error_message(CANCELLED_REPLY) instead of a call; it is a failed
+#     reply like any other, so the run ends after it. The token is looked at before lesson 05's
+#     max_turns brake: a cancelled run that is out of turns too ends with CANCELLED_REPLY
 #   - between two pieces of a stream: cancelled, close the stream (no piece more is read from
 #     it), and the reply is
 #     finished(<the partial message>, stop_reason="error", error_message=CANCELLED_REPLY)
-#   - before each tool: cancelled, the call's result is cancelled_result(call), and the tool is
-#     not run; every call of the batch still gets its one result
+#   - before each tool, after its tool_execution_start is yielded: cancelled, the call's result
+#     is cancelled_result(call), and the tool is not run; every call of the batch still gets its
+#     one result
 #   - once cancelled, ask() asks nobody: steering and follow-ups stay queued for the next run,
 #     the steering queued while idle that the first turn would take included
 #@ code

@@ -186,19 +186,24 @@ class Lab1(_Case):
                          f"an async tool that raised gave {failed!r}")
 
     async def test_cancelled_error_goes_up(self):
-        """CancelledError is not a tool failure: cancelling the task while an async tool runs makes run_tool end cancelled, with no result."""
-        started = asyncio.Event()
-        task = asyncio.create_task(harness.run_tool([_blocking("wait", started)],
-                                                    lab.call("wait", {}, id="c1"), None))
-        await started.wait()
-        task.cancel()
-        try:
-            result = await task
-        except asyncio.CancelledError:
-            return
-        self.fail(f"the task was cancelled while the tool ran, and run_tool returned {result!r}: "
-                  "it caught the CancelledError. Catch Exception only; CancelledError is a "
-                  "BaseException and must go up to whoever cancelled.")
+        """CancelledError is not a tool failure: cancelling the task while an async tool runs makes run_tool end cancelled, with no result, whether the token it was handed is clear or cancelled too."""
+        for cancel_token in (False, True):
+            started, token = asyncio.Event(), _token(self)
+            task = asyncio.create_task(harness.run_tool([_blocking("wait", started)],
+                                                        lab.call("wait", {}, id="c1"), token))
+            await started.wait()
+            if cancel_token:
+                token.cancel()
+            task.cancel()
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                continue
+            told = "the token cancelled and " if cancel_token else ""
+            self.fail(f"with {told}the task cancelled while the tool ran, run_tool returned "
+                      f"{result!r}: it caught the CancelledError, so whoever cancelled the task is "
+                      "never answered. Catch Exception only; CancelledError is a BaseException "
+                      "and must go up, untouched, whatever the token says.")
 
     async def test_cancelled_before_the_model(self):
         """A token cancelled before the run: the prompt is recorded, the model is never called, the reply is a failed one, error_message(CANCELLED_REPLY), and the events are balanced: agent_start, turn_start, message_end, message_end, turn_end, agent_end."""
@@ -364,6 +369,37 @@ class Lab1(_Case):
                          f"c2's result is {messages[3]!r}; expected cancelled_result(call)")
         self.assertEqual(_view_problems(messages), [], "the view of the record is refused: "
                          f"{_view_problems(messages)}")
+
+    async def test_cancel_as_the_prompt_is_shown(self):
+        """The look before the model comes after the turn's user messages are recorded and announced: a cancel set when the prompt's message_end is handed out stops the run before the model is asked."""
+        model, messages, token = lab.ScriptedModel([lab.say("Hi.")]), [], _token(self)
+
+        async def on_event(event):
+            if event["type"] == "message_end" and event["message"]["role"] == "user":
+                token.cancel()
+        await self.run_all(self.agent(model, messages, [], token), "Cancelled as the prompt "
+                           "was shown", on_event)
+        self.assertEqual((len(model.calls), lab.shape(messages)), (0, "U A!"),
+                         f"the model was asked {len(model.calls)} time(s) and the record is "
+                         f"{lab.shape(messages)}; expected 0 and U A!: the Esc came before the "
+                         "model was asked, so look at the token after the turn's user messages "
+                         "are announced, right before the call")
+
+    async def test_cancel_as_a_tool_is_shown(self):
+        """The look before a tool comes after its tool_execution_start is handed out: a cancel set when the frontend is handed a call's start (it draws the call, the user presses Esc) stops that very call, which gets cancelled_result and never runs."""
+        runs, messages, token = [], [], _token(self)
+        model = lab.ScriptedModel([_two_calls(), lab.say("Both done.")])
+
+        async def on_event(event):
+            if event["type"] == "tool_execution_start" and event["call"]["id"] == "c1":
+                token.cancel()
+        await self.run_all(self.agent(model, messages, [_tool("a", runs), _tool("b", runs)],
+                                      token), "Cancelled as c1 was shown", on_event)
+        first = next((m for m in messages if m.get("tool_call_id") == "c1"), None)
+        self.assertEqual((runs, first), ([], harness.cancelled_result(_two_calls()["content"][0])),
+                         f"the tools run were {runs} and c1's result is {first!r}; expected no "
+                         "tool run and cancelled_result for c1: the Esc came before c1 ran, so "
+                         "look at the token after tool_execution_start, right before the tool")
 
     async def test_cancelled_call_announced(self):
         """A call the cancel keeps from running is announced like one that ran: tool_execution_start, the message_end of its result, then tool_execution_end."""
