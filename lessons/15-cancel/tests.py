@@ -597,16 +597,27 @@ class Lab2(_Case):
                          "while idle stops nothing, not even the next run")
 
     async def test_cancel_stops_this_run_only(self):
-        """h.cancel() during a run (twice, at the first tool_execution_end) stops it at its next safe point; after it is_running is False, and the next prompt runs in full: each run has a token of its own."""
-        runs = []
+        """h.cancel() during a run (twice, at the first tool_execution_end) stops it at its next safe point; until the run has ended it is still running (is_running True, prompt() refused), after it is_running is False, and the next prompt runs in full: each run has a token of its own."""
+        runs, meanwhile = [], []
         h = self.harness_for([_two_calls(), lab.say("Fresh start.")],
                              [_tool("a", runs), _tool("b", runs)])
 
         async def on_event(event):
-            if event["type"] == "tool_execution_end":
+            if event["type"] == "tool_execution_end" and not meanwhile:
                 self.cancel(h, "During the run")
                 self.cancel(h, "A second time, during the run")
+                try:
+                    h.prompt("Meanwhile.")
+                    refused = False
+                except RuntimeError:
+                    refused = True
+                meanwhile.append((h.is_running, refused))
         await self.run_all(h.prompt("Go."), "A cancelled run", on_event)
+        self.assertEqual(meanwhile, [(True, True)],
+                         f"right after h.cancel(), (is_running, a new prompt() refused) was "
+                         f"{meanwhile}; expected [(True, True)]: a cancel asks the run to stop at "
+                         "its next safe point, and until it has, it is still running and the "
+                         "harness still has one writer")
         self.assertEqual(runs, ["a"], f"tools run: {runs}; expected only a")
         self.assertIs(h.is_running, False, "after the cancelled run, is_running is still True")
         await self.run_all(h.prompt("Try again."), "The run after a cancelled one")
