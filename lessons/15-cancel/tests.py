@@ -240,7 +240,7 @@ class Lab1(_Case):
                          "answered, so look at the token before the max_turns brake")
 
     async def test_cancel_between_pieces(self):
-        """A cancel between two pieces of a streamed reply (set by another task that wakes at each piece): the stream is read no further, the reply keeps the words that arrived, failed with CANCELLED_REPLY, and no tool of it runs."""
+        """A cancel between two pieces of a streamed reply (set by another task that wakes at each piece): no piece more is shown, the reply keeps the words that arrived, failed with CANCELLED_REPLY, and no tool of it runs."""
         runs, messages, token, seen = [], [], _token(self), []
         reply = lab.reply("Reading the config first, then the port.", lab.call("a", {}, id="c1"))
         model = lab.StreamingModel([reply, lab.say("Done.")])
