@@ -1518,7 +1518,8 @@ class Harness:
     # Below is the Harness lesson 15.1 made async. It gets cancel():
     #   - prompt(text) stays a plain def (its check raises on the caller's line); it makes the
     #     run's own CancelToken, keeps it in self._token, and returns self._run(text, token)
-    #   - cancel(): cancel self._token if a run is going on; idle, do nothing
+    #   - cancel(): cancel self._token if a run is going on; idle, do nothing. It only asks: the
+    #     run is still running (is_running True, prompt() refused) until it has ended
     #   - _run hands run_agent signal=token
     #   - an asyncio.CancelledError coming through _run (its task was cancelled) cancels the
     #     token too, and goes on up: catch it, token.cancel(), raise
@@ -1527,7 +1528,7 @@ class Harness:
     #     {"role": "toolResult", "tool_call_id": id, "tool_name": the call's name,
     #      "content": INTERRUPTED, "is_error": True}; each id once, even if two replies made a
     #     call with that id; return the list of messages it appended ([] if none)
-    #   - its finally, however the run ended: await run.aclose(); then, if the token is
+    #   - _run's finally, however the run ended: await run.aclose(); then, if the token is
     #     cancelled, self._close_calls(), and each message it appended is announced to the
     #     listeners as a message_end (nobody may be left to consume it); last, even if a
     #     listener raised, self._token = None and the running flag is cleared. A run that
