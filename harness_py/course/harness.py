@@ -205,8 +205,9 @@ def run_tool(tools, call):
 #   - a tool whose execute is an async def is called as execute(arguments, signal) and awaited:
 #     it may take a while, and it may look at the token while it works
 #   - a plain execute is called as before, execute(arguments)
-#   - asyncio.CancelledError is not the tool's failure: it must go up, untouched. Catching
-#     Exception already lets it through; never catch BaseException or CancelledError here
+#   - asyncio.CancelledError is not the tool's failure: it must go up, untouched, whether or not
+#     the token is cancelled too. Catching Exception already lets it through; never catch
+#     BaseException or CancelledError here
 #@ code
 
 
@@ -901,13 +902,18 @@ def run_agent(model, system, messages, tools, prompt, *,
 # next(), take the reply from StopIteration's value, and await asyncio.sleep(0) after each event
 # it gives, so the rest of the program runs between pieces. Look at the token at three safe
 # points, with a small function cancelled() inside run_agent:
-#   - before each model call: cancelled, the reply is error_message(CANCELLED_REPLY) instead of
-#     a call; it is a failed reply like any other, so the run ends after it
-#   - between two pieces of a stream: cancelled, close the stream, and the reply is
+#   - before each model call, once the turn's user messages are recorded and announced:
+#     cancelled, the reply is error_message(CANCELLED_REPLY) instead of a call; it is a failed
+#     reply like any other, so the run ends after it. The token is looked at before lesson 05's
+#     max_turns brake: a cancelled run that is out of turns too ends with CANCELLED_REPLY
+#   - between two pieces of a stream: cancelled, close the stream (no piece more is read from
+#     it), and the reply is
 #     finished(<the partial message>, stop_reason="error", error_message=CANCELLED_REPLY)
-#   - before each tool: cancelled, the call's result is cancelled_result(call), and the tool is
-#     not run; every call of the batch still gets its one result
-#   - once cancelled, ask() asks nobody: steering and follow-ups stay queued for the next run
+#   - before each tool, after its tool_execution_start is yielded: cancelled, the call's result
+#     is cancelled_result(call), and the tool is not run; every call of the batch still gets its
+#     one result
+#   - once cancelled, ask() asks nobody: steering and follow-ups stay queued for the next run,
+#     the steering queued while idle that the first turn would take included
 #@ code
 async def run_agent(model, system, messages, tools, prompt, *,
                     max_turns=None, get_steering=None, get_follow_ups=None, signal=None):
@@ -934,9 +940,10 @@ async def run_agent(model, system, messages, tools, prompt, *,
 
     An async generator (lesson 15), so that while it waits (a slow tool, a slow model) the rest of
     the program runs, and may ask it to stop: `signal`, a CancelToken or None, is looked at at the
-    run's safe points. Before a model call, a cancel gives a failed reply, CANCELLED_REPLY, and
-    the run ends as after any failed reply. Between two pieces of a streamed reply, it ends the
-    reply there: what arrived is kept, in a failed reply with CANCELLED_REPLY. Before a tool, it
+    run's safe points. Before a model call, a cancel gives a failed reply, CANCELLED_REPLY (the
+    token is looked at before the max_turns brake), and the run ends as after any failed reply.
+    Between two pieces of a streamed reply, it closes the stream, reading no more of it, and ends
+    the reply there: what arrived is kept, in a failed reply with CANCELLED_REPLY. Before a tool, it
     gives the call the result CANCELLED, marked is_error, without running it. Once cancelled,
     nobody is asked for steering or follow-ups: queued words stay queued for the next run."""
     new = []  # this run's messages, for agent_end
@@ -1519,16 +1526,21 @@ class Harness:
     # Below is the Harness lesson 15.1 made async. It gets cancel():
     #   - prompt(text) stays a plain def (its check raises on the caller's line); it makes the
     #     run's own CancelToken, keeps it in self._token, and returns self._run(text, token)
-    #   - cancel(): cancel self._token if a run is going on; idle, do nothing
+    #   - cancel(): cancel self._token if a run is going on; idle, do nothing. It only asks: the
+    #     run is still running (is_running True, prompt() refused) until it has ended
     #   - _run hands run_agent signal=token
     #   - an asyncio.CancelledError coming through _run (its task was cancelled) cancels the
     #     token too, and goes on up: catch it, token.cancel(), raise
-    #   - its finally, however the run ended: await run.aclose(); then, if the token is
-    #     cancelled, the record's calls that have no result get one, INTERRUPTED
-    #     (self._close_calls(), appended at the end of the record), and each message appended
-    #     that way is announced to the listeners as a message_end (nobody may be left to
-    #     consume it); last, even if a listener raised, self._token = None and the running
-    #     flag is cleared
+    #   - _close_calls() -> list, yours to write: for every call id in the record's assistant
+    #     messages that no toolResult answers, in record order, append at the end of the record
+    #     {"role": "toolResult", "tool_call_id": id, "tool_name": the call's name,
+    #      "content": INTERRUPTED, "is_error": True}; each id once, even if two replies made a
+    #     call with that id; return the list of messages it appended ([] if none)
+    #   - _run's finally, however the run ended: await run.aclose(); then, if the token is
+    #     cancelled, self._close_calls(), and each message it appended is announced to the
+    #     listeners as a message_end (nobody may be left to consume it); last, even if a
+    #     listener raised, self._token = None and the running flag is cleared. A run that
+    #     ended any other way (finished, failed, raised, closed by its consumer) adds nothing
 #@ code
     def __init__(self, model, system, tools, messages=(), max_turns=None):
         self._model, self._system, self._tools = model, system, list(tools)

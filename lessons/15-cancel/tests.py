@@ -65,6 +65,29 @@ def _view_problems(messages):
     return lab.validate(harness.context_for_model(list(messages)))
 
 
+def _log_against_memory(kept, memory):
+    """Why the log replayed after a reboot is not the record in memory, told by which side holds
+    more and where they part: the listeners missed a message, or heard one never appended."""
+    kept, memory = list(kept), list(memory)
+    if len(kept) < len(memory) and memory[:len(kept)] == kept:
+        return (f"the log holds {lab.shape(kept)} and memory {lab.shape(memory)}: the listeners "
+                f"never heard {lab.shape(memory[len(kept):])}, appended at the end. Tell the "
+                "listeners each INTERRUPTED result _run's finally appends, as a message_end: "
+                "nobody is left to consume it.")
+    if len(kept) < len(memory):
+        return (f"the log holds {lab.shape(kept)} and memory {lab.shape(memory)}: the listeners "
+                "missed a message from the middle of the run, one the consumer was handed and "
+                "never came back from. Tell the listeners each event before you yield it to the "
+                "consumer.")
+    if len(kept) > len(memory):
+        return (f"the log holds {lab.shape(kept)} and memory {lab.shape(memory)}: the listeners "
+                "were told of a message that h.messages does not hold. Append each closing "
+                "result to the record, then tell the listeners.")
+    return (f"the log holds {lab.shape(kept)} and memory {lab.shape(memory)}: as many "
+            "messages, not the same ones. The listeners must hear exactly what is appended, in "
+            "the order it is appended.")
+
+
 def _token(test):
     try:
         return harness.CancelToken()
@@ -163,19 +186,24 @@ class Lab1(_Case):
                          f"an async tool that raised gave {failed!r}")
 
     async def test_cancelled_error_goes_up(self):
-        """CancelledError is not a tool failure: cancelling the task while an async tool runs makes run_tool end cancelled, with no result."""
-        started = asyncio.Event()
-        task = asyncio.create_task(harness.run_tool([_blocking("wait", started)],
-                                                    lab.call("wait", {}, id="c1"), None))
-        await started.wait()
-        task.cancel()
-        try:
-            result = await task
-        except asyncio.CancelledError:
-            return
-        self.fail(f"the task was cancelled while the tool ran, and run_tool returned {result!r}: "
-                  "it caught the CancelledError. Catch Exception only; CancelledError is a "
-                  "BaseException and must go up to whoever cancelled.")
+        """CancelledError is not a tool failure: cancelling the task while an async tool runs makes run_tool end cancelled, with no result, whether the token it was handed is clear or cancelled too."""
+        for cancel_token in (False, True):
+            started, token = asyncio.Event(), _token(self)
+            task = asyncio.create_task(harness.run_tool([_blocking("wait", started)],
+                                                        lab.call("wait", {}, id="c1"), token))
+            await started.wait()
+            if cancel_token:
+                token.cancel()
+            task.cancel()
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                continue
+            told = "the token cancelled and " if cancel_token else ""
+            self.fail(f"with {told}the task cancelled while the tool ran, run_tool returned "
+                      f"{result!r}: it caught the CancelledError, so whoever cancelled the task is "
+                      "never answered. Catch Exception only; CancelledError is a BaseException "
+                      "and must go up, untouched, whatever the token says.")
 
     async def test_cancelled_before_the_model(self):
         """A token cancelled before the run: the prompt is recorded, the model is never called, the reply is a failed one, error_message(CANCELLED_REPLY), and the events are balanced: agent_start, turn_start, message_end, message_end, turn_end, agent_end."""
@@ -193,8 +221,26 @@ class Lab1(_Case):
                          f"the reply is {messages[-1]!r}; expected "
                          "error_message(CANCELLED_REPLY)")
 
+    async def test_cancel_comes_before_the_brake(self):
+        """Before a model call the cancel is looked at first, lesson 05's brake second: a run cancelled at a tool's end when it is also out of turns (max_turns=1) ends with error_message(CANCELLED_REPLY), not the brake's reply."""
+        model, messages, token = lab.ScriptedModel([lab.reply(lab.call("a", {}, id="c1")),
+                                                    lab.say("Done.")]), [], _token(self)
+
+        async def on_event(event):
+            if event["type"] == "tool_execution_end":
+                token.cancel()
+        await self.run_all(self.agent(model, messages, [_tool("a", [])], token, max_turns=1),
+                           "Cancelled at the end of the only turn max_turns=1 allows", on_event)
+        last = messages[-1] if messages else {}
+        self.assertEqual((lab.shape(messages), last.get("error_message")),
+                         ("U A[c1] R(c1) A!", harness.CANCELLED_REPLY),
+                         f"the record is {lab.shape(messages)} and its last error is "
+                         f"{last.get('error_message')!r}; expected U A[c1] R(c1) A! with "
+                         "CANCELLED_REPLY: the user pressed Esc and waits to see that stop "
+                         "answered, so look at the token before the max_turns brake")
+
     async def test_cancel_between_pieces(self):
-        """A cancel between two pieces of a streamed reply (set by another task that wakes at each piece): the stream is read no further, the reply keeps the words that arrived, failed with CANCELLED_REPLY, and no tool of it runs."""
+        """A cancel between two pieces of a streamed reply (set by another task that wakes at each piece): no piece more is shown, the reply keeps the words that arrived, failed with CANCELLED_REPLY, and no tool of it runs."""
         runs, messages, token, seen = [], [], _token(self), []
         reply = lab.reply("Reading the config first, then the port.", lab.call("a", {}, id="c1"))
         model = lab.StreamingModel([reply, lab.say("Done.")])
@@ -263,24 +309,35 @@ class Lab1(_Case):
                          "arguments' too, or no other task runs until the reply is over")
 
     async def test_cancel_closes_the_stream(self):
-        """A cancel between two pieces closes the stream there and then: the model's stream is let go before the failed reply is recorded, not left open until the run ends."""
-        notes, messages, token = [], [], _token(self)
+        """A cancel between two pieces closes the stream there and then: not one more piece is pulled from the model's stream after the token is seen, and the stream is let go before the failed reply is recorded, not left open until the run ends."""
+        notes, messages, token, pulled = [], [], _token(self), []
         scripted = lab.StreamingModel([lab.reply("Reading the config first, then the port.")])
 
-        class Model:                          # a stream that notes when it is let go
+        class Model:                          # a stream that notes each piece pulled, and its end
             def stream(self, system, context, tools):
                 try:
-                    yield from scripted.stream(system, context, tools)
+                    for piece in scripted.stream(system, context, tools):
+                        pulled.append(piece)
+                        yield piece
                 finally:
                     notes.append("closed")
+
+        seen_at = []                          # how many pieces were pulled when the token was set
 
         async def on_event(event):
             if event["type"] == "message_update" and not token.cancelled:
                 token.cancel()
+                seen_at.append(len(pulled))
             if event["type"] == "message_end" and event["message"]["role"] == "assistant":
                 notes.append("recorded")
         await self.run_all(self.agent(Model(), messages, [], token), "Cancelled mid-stream",
                            on_event)
+        self.assertEqual(len(pulled), seen_at[0] if seen_at else len(pulled),
+                         f"{len(pulled)} pieces were pulled from the model's stream, "
+                         f"{len(pulled) - (seen_at or [0])[0]} of them after the token was set: "
+                         "once the run sees the cancel it reads the stream no further (a real "
+                         "reply goes on for a minute, and costs all of it). Close the stream; do "
+                         "not read it to its end.")
         self.assertEqual(lab.shape(messages), "U A!",
                          f"the record is {lab.shape(messages)}; expected U A!: the user's message, "
                          "then the reply cut by the cancel, failed with CANCELLED_REPLY")
@@ -312,6 +369,37 @@ class Lab1(_Case):
                          f"c2's result is {messages[3]!r}; expected cancelled_result(call)")
         self.assertEqual(_view_problems(messages), [], "the view of the record is refused: "
                          f"{_view_problems(messages)}")
+
+    async def test_cancel_as_the_prompt_is_shown(self):
+        """The look before the model comes after the turn's user messages are recorded and announced: a cancel set when the prompt's message_end is handed out stops the run before the model is asked."""
+        model, messages, token = lab.ScriptedModel([lab.say("Hi.")]), [], _token(self)
+
+        async def on_event(event):
+            if event["type"] == "message_end" and event["message"]["role"] == "user":
+                token.cancel()
+        await self.run_all(self.agent(model, messages, [], token), "Cancelled as the prompt "
+                           "was shown", on_event)
+        self.assertEqual((len(model.calls), lab.shape(messages)), (0, "U A!"),
+                         f"the model was asked {len(model.calls)} time(s) and the record is "
+                         f"{lab.shape(messages)}; expected 0 and U A!: the Esc came before the "
+                         "model was asked, so look at the token after the turn's user messages "
+                         "are announced, right before the call")
+
+    async def test_cancel_as_a_tool_is_shown(self):
+        """The look before a tool comes after its tool_execution_start is handed out: a cancel set when the frontend is handed a call's start (it draws the call, the user presses Esc) stops that very call, which gets cancelled_result and never runs."""
+        runs, messages, token = [], [], _token(self)
+        model = lab.ScriptedModel([_two_calls(), lab.say("Both done.")])
+
+        async def on_event(event):
+            if event["type"] == "tool_execution_start" and event["call"]["id"] == "c1":
+                token.cancel()
+        await self.run_all(self.agent(model, messages, [_tool("a", runs), _tool("b", runs)],
+                                      token), "Cancelled as c1 was shown", on_event)
+        first = next((m for m in messages if m.get("tool_call_id") == "c1"), None)
+        self.assertEqual((runs, first), ([], harness.cancelled_result(_two_calls()["content"][0])),
+                         f"the tools run were {runs} and c1's result is {first!r}; expected no "
+                         "tool run and cancelled_result for c1: the Esc came before c1 ran, so "
+                         "look at the token after tool_execution_start, right before the tool")
 
     async def test_cancelled_call_announced(self):
         """A call the cancel keeps from running is announced like one that ran: tool_execution_start, the message_end of its result, then tool_execution_end."""
@@ -349,9 +437,26 @@ class Lab1(_Case):
                          f"the record is {lab.shape(messages)}")
 
     async def test_queues_stay_queued(self):
-        """Once the run is cancelled, nobody is asked for steering or follow-ups: a cancel at the first turn_end, after a turn of calls or after a text-only answer, leaves both functions uncalled after it."""
+        """Once the run is cancelled, nobody is asked for steering or follow-ups: a cancel at the first turn_end, after a turn of calls or after a text-only answer, leaves both functions uncalled after it, and a run cancelled before its first step calls neither, so words queued while idle stay queued."""
         for first in (lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")):
             await self._queues_stay_queued(first)
+        asked, token, messages = [], _token(self), []
+        token.cancel()
+
+        def queued(name):
+            def get():
+                asked.append(name)
+                return [lab.user(f"Queued while idle ({name}).")]
+            return get
+        await self.run_all(self.agent(lab.ScriptedModel([lab.say("Done.")]), messages, [], token,
+                                      get_steering=queued("steering"),
+                                      get_follow_ups=queued("follow-ups")),
+                           "With a token cancelled before the run", None)
+        self.assertEqual((asked, lab.shape(messages)), ([], "U A!"),
+                         f"a run cancelled before its first step asked for {asked} and recorded "
+                         f"{lab.shape(messages)}; expected nobody asked and U A!: the words the "
+                         "user queued while idle would go into a run that answers none of them. "
+                         "The first turn's steering goes through ask() too.")
 
     async def _queues_stay_queued(self, first):
         asked, token = [], _token(self)
@@ -492,16 +597,27 @@ class Lab2(_Case):
                          "while idle stops nothing, not even the next run")
 
     async def test_cancel_stops_this_run_only(self):
-        """h.cancel() during a run (twice, at the first tool_execution_end) stops it at its next safe point; after it is_running is False, and the next prompt runs in full: each run has a token of its own."""
-        runs = []
+        """h.cancel() during a run (twice, at the first tool_execution_end) stops it at its next safe point; until the run has ended it is still running (is_running True, prompt() refused), after it is_running is False, and the next prompt runs in full: each run has a token of its own."""
+        runs, meanwhile = [], []
         h = self.harness_for([_two_calls(), lab.say("Fresh start.")],
                              [_tool("a", runs), _tool("b", runs)])
 
         async def on_event(event):
-            if event["type"] == "tool_execution_end":
+            if event["type"] == "tool_execution_end" and not meanwhile:
                 self.cancel(h, "During the run")
                 self.cancel(h, "A second time, during the run")
+                try:
+                    h.prompt("Meanwhile.")
+                    refused = False
+                except RuntimeError:
+                    refused = True
+                meanwhile.append((h.is_running, refused))
         await self.run_all(h.prompt("Go."), "A cancelled run", on_event)
+        self.assertEqual(meanwhile, [(True, True)],
+                         f"right after h.cancel(), (is_running, a new prompt() refused) was "
+                         f"{meanwhile}; expected [(True, True)]: a cancel asks the run to stop at "
+                         "its next safe point, and until it has, it is still running and the "
+                         "harness still has one writer")
         self.assertEqual(runs, ["a"], f"tools run: {runs}; expected only a")
         self.assertIs(h.is_running, False, "after the cancelled run, is_running is still True")
         await self.run_all(h.prompt("Try again."), "The run after a cancelled one")
@@ -584,9 +700,8 @@ class Lab2(_Case):
         h.subscribe(harness.persist_to(log))
         await self._escape(h, started)
         kept = harness.SessionLog(ws.reboot(), LOG).replay()
-        self.assertEqual(lab.shape(kept), lab.shape(h.messages),
-                         f"the log holds {lab.shape(kept)}, memory {lab.shape(h.messages)}: "
-                         "the INTERRUPTED result was appended and never told to the listeners")
+        self.assertEqual(lab.shape(kept), lab.shape(h.messages), _log_against_memory(kept,
+                                                                             h.messages))
         self.assertEqual(lab.validate(kept), [], f"the log replays to a transcript a provider "
                          f"refuses: {lab.validate(kept)}")
         again = self.harness_for([lab.say("The wait was cut short; shall I retry?")],
@@ -617,15 +732,18 @@ class Lab2(_Case):
         for _ in range(3):                   # the loop closes the abandoned run (aclose)
             await asyncio.sleep(0)
         kept = log.replay()
-        self.assertEqual((lab.shape(kept), lab.shape(h.messages)), ("U A[c1] R(c1)",) * 2,
-                         f"the log holds {lab.shape(kept)} and memory {lab.shape(h.messages)}; "
-                         "expected U A[c1] R(c1) in both. The listeners must hear each event "
-                         "before the consumer is handed it: a consumer may never come back.")
+        self.assertEqual(lab.shape(kept), lab.shape(h.messages), _log_against_memory(kept,
+                                                                             h.messages))
+        self.assertEqual(lab.shape(h.messages), "U A[c1] R(c1)",
+                         f"the log and memory both hold {lab.shape(h.messages)}; expected "
+                         "U A[c1] R(c1): the consumer's task was cancelled after h.cancel(), so "
+                         "the run was stopped from outside and its finally answers c1 with "
+                         "INTERRUPTED")
         self.assertIs(h.is_running, False, "after the abandoned run was closed, is_running is "
                       "True")
 
     async def test_every_open_call_closed(self):
-        """A cancel closes every open call in the record, one from before this run included: resumed from U A[c0] (a power cut mid-tool) and cancelled mid-tool, the record gets INTERRUPTED for c0 and c1 at its end, the listeners hear both, and the view is valid."""
+        """A cancel closes every open call in the record, one from before this run included: resumed from U A[c0] (a power cut mid-tool) and cancelled mid-tool, the record gets INTERRUPTED for c0 then c1 at its end, the listeners hear both, and the view is valid."""
         started, heard = asyncio.Event(), []
         before = [lab.user("Deploy it."), lab.reply(lab.call("wait", {}, id="c0"))]
         h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1"))],
@@ -633,14 +751,14 @@ class Lab2(_Case):
         h.subscribe(heard.append)
         await self._escape(h, started)
         added = list(h.messages[len(before) + 2:])
-        closed = sorted(m.get("tool_call_id") for m in added
-                        if (m.get("role"), m.get("content")) == ("toolResult", harness.INTERRUPTED))
+        closed = [m.get("tool_call_id") for m in added
+                  if (m.get("role"), m.get("content")) == ("toolResult", harness.INTERRUPTED)]
         self.assertEqual((lab.shape(h.messages[:len(before) + 2]), closed, len(added)),
                          ("U A[c0] U A[c1]", ["c0", "c1"], 2),
                          f"h.messages is {lab.shape(h.messages)}, INTERRUPTED for {closed}; "
-                         "expected U A[c0] U A[c1] then INTERRUPTED for c0 and c1: _close_calls "
-                         "answers every recorded call without a result, not only the last "
-                         "reply's, and appends at the end of the record")
+                         "expected U A[c0] U A[c1] then INTERRUPTED for c0 and c1, in that order: "
+                         "_close_calls answers every recorded call without a result, not only the "
+                         "last reply's, in record order, and appends at the end of the record")
         ends = [e["message"] for e in heard if e["type"] == "message_end"]
         self.assertEqual([m.get("tool_call_id") for m in ends[-2:]],
                          [m.get("tool_call_id") for m in added],
@@ -695,6 +813,28 @@ class Lab2(_Case):
                          "that ended by itself; expected U A[c0] U A: the run's end is no stop "
                          "from outside, so the finally adds nothing (lesson 10's view repairs "
                          "the old call in what is sent)")
+
+    async def test_a_crash_adds_nothing(self):
+        """An exception from the model is no stop from outside: it goes up to the consumer as it is, and on a record resumed with an open call (U A[c0]) the finally adds no INTERRUPTED; the harness is idle after it."""
+        h = self.harness_for([lab.raises(ConnectionError("connection reset by the provider"))],
+                             [_tool("a", [])], messages=[lab.user("Go."),
+                                                          lab.reply(lab.call("a", {}, id="c0"))])
+        try:
+            async for _ in h.prompt("Go on."):
+                pass
+        except ConnectionError:
+            pass
+        except BaseException as error:
+            self.fail(f"the model raised ConnectionError and the consumer got "
+                      f"{type(error).__name__}: {error}; expected the model's own exception")
+        else:
+            self.fail("the model raised ConnectionError and the run ended normally: a model's "
+                      "exception reaches the caller")
+        self.assertEqual(lab.shape(h.messages), "U A[c0] U",
+                         f"after the model raised, h.messages is {lab.shape(h.messages)}; "
+                         "expected U A[c0] U: a crash is no stop from outside, so the token stays "
+                         "clear and the finally adds nothing (catch CancelledError only)")
+        self.assertIs(h.is_running, False, "after the model raised, is_running is True")
 
     async def test_listener_that_raises_in_the_finally(self):
         """A listener that raises on the INTERRUPTED result still leaves the harness idle: is_running is False and the next prompt is accepted and runs."""
@@ -758,7 +898,7 @@ class Lab2(_Case):
         self.assertIs(h.is_running, False, "after the close, is_running is True")
 
     def test_close_calls_once_per_id(self):
-        """_close_calls() answers each open call id once: a record where the same id is open twice (a failed reply's call, asked again) gets one INTERRUPTED for it, and returns it."""
+        """_close_calls() answers each open call id once: a record where the same id is open twice (a failed reply's call, asked again) gets one result for it, {"role": "toolResult", "tool_call_id": "c1", "tool_name": "wait", "content": INTERRUPTED, "is_error": True}, appended and returned; called again, it appends nothing and returns []."""
         failed = dict(lab.reply(lab.call("wait", {}, id="c1")), stop_reason="error",
                       error_message="cut off")
         before = [lab.user("Wait."), failed, lab.user("Again."), lab.reply(lab.call("wait", {}, id="c1"))]
@@ -771,5 +911,18 @@ class Lab2(_Case):
         self.assertEqual(closed, ["c1"], f"_close_calls() appended results for {closed}; "
                          "expected one, for c1: note each id as you answer it, so a second "
                          "call with that id is not answered again")
-        self.assertEqual(len(added or []), 1, f"_close_calls() returned {added!r}; expected the "
-                         "one message it appended")
+        want = {"role": "toolResult", "tool_call_id": "c1", "tool_name": "wait",
+                "content": harness.INTERRUPTED, "is_error": True}
+        self.assertEqual(list(h.messages[len(before):]), [want],
+                         f"_close_calls() appended {list(h.messages[len(before):])!r}; expected "
+                         f"[{want!r}]")
+        self.assertEqual(list(added or []), [want], f"_close_calls() returned {added!r}; expected "
+                         "the one message it appended")
+        try:
+            again = h._close_calls()
+        except Exception as error:
+            self.fail(f"h._close_calls() a second time raised {type(error).__name__}: {error}")
+        self.assertEqual((again, len(h.messages)), ([], len(before) + 1),
+                         f"_close_calls() a second time returned {again!r} and left "
+                         f"{len(h.messages)} messages; expected [] and {len(before) + 1}: every "
+                         "call has its result now, so there is nothing to add")
