@@ -58,6 +58,19 @@ def _arguments(events, index):
     return "".join(e["json"] for e in events if e["type"] == "arguments" and e["index"] == index)
 
 
+def _edited_choices(stream, edit):
+    """`stream`'s SSE items with `edit(choice)` applied to every choice of every chunk ([DONE] kept)."""
+    items = []
+    for item in lab.sse_events(stream):
+        if item["data"] != "[DONE]":
+            data = json.loads(item["data"])
+            for choice in data.get("choices") or []:
+                edit(choice)
+            item = {**item, "data": json.dumps(data)}
+        items.append(item)
+    return items
+
+
 class _Sleeps(list):
     """An injected sleep that sleeps not at all and remembers how long it was asked to."""
 
@@ -532,16 +545,11 @@ class Lab2(_LabCase):
 
     def test_events_id_repeated(self):
         """A server that repeats a call's id and name on every piece still makes one call event per index, at its first piece."""
-        sse = []
-        for item in lab.sse_events(lab.OPENAI_STREAM_TOOLS):
-            if item["data"] != "[DONE]":
-                data = json.loads(item["data"])
-                for choice in data.get("choices") or []:
-                    for piece in (choice.get("delta") or {}).get("tool_calls") or []:
-                        piece["id"] = ("call_r1", "call_b2")[piece["index"]]
-                        piece.setdefault("function", {})["name"] = ("read", "bash")[piece["index"]]
-                item = {**item, "data": json.dumps(data)}
-            sse.append(item)
+        def repeat_id_and_name(choice):
+            for piece in (choice.get("delta") or {}).get("tool_calls") or []:
+                piece["id"] = ("call_r1", "call_b2")[piece["index"]]
+                piece.setdefault("function", {})["name"] = ("read", "bash")[piece["index"]]
+        sse = _edited_choices(lab.OPENAI_STREAM_TOOLS, repeat_id_and_name)
         events = self.events("openai_events", harness.openai_events, sse)
         calls = [e for e in events if e["type"] == "call"]
         self.assertEqual(calls, [{"type": "call", "index": 0, "id": "call_r1", "name": "read"},
@@ -569,15 +577,10 @@ class Lab2(_LabCase):
 
     def test_events_calls_with_a_stop(self):
         """A stream that brings calls and then says finish_reason "stop", as some local servers do, ends with stop_reason "toolUse"."""
-        sse = []
-        for item in lab.sse_events(lab.OPENAI_STREAM_TOOLS):
-            if item["data"] != "[DONE]":
-                data = json.loads(item["data"])
-                for choice in data.get("choices") or []:
-                    if choice.get("finish_reason"):
-                        choice["finish_reason"] = "stop"
-                item = {**item, "data": json.dumps(data)}
-            sse.append(item)
+        def finish_with_stop(choice):
+            if choice.get("finish_reason"):
+                choice["finish_reason"] = "stop"
+        sse = _edited_choices(lab.OPENAI_STREAM_TOOLS, finish_with_stop)
         events = self.events("openai_events", harness.openai_events, sse)
         self.assert_one_terminal_last("a stream of calls ending in 'stop'", events)
         self.assertEqual(events[-1].get("stop_reason"), "toolUse",
