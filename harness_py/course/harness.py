@@ -694,8 +694,7 @@ def run_agent(model, system, messages, tools, prompt, *,
     They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
     turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
     message is appended to `messages` (the caller's list, the record) first, and only then is its
-    message_end yielded, before anything else is appended. The final message is the last of
-    agent_end's "messages".
+    message_end yielded. The final message is the last of agent_end's "messages".
 
     The user may speak during a run; the loop asks for their words only where a user message
     keeps the transcript valid. `get_steering` and `get_follow_ups` take no arguments and return a
