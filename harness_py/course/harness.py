@@ -639,7 +639,8 @@ def run_agent(model, system, messages, tools, prompt, *,
     They come in balanced pairs on every exit: agent_start ... agent_end around the run, and
     turn_start ... turn_end around each turn. The one ordering rule is mutate, then announce: a
     message is appended to `messages` (the caller's list, the record) first, and only then is its
-    message_end yielded. The final message is the last of agent_end's "messages".
+    message_end yielded, before anything else is appended. The final message is the last of
+    agent_end's "messages".
 
     The user may speak during a run; the loop asks for their words only where a user message
     keeps the transcript valid. `get_steering` and `get_follow_ups` take no arguments and return a
@@ -1088,7 +1089,9 @@ INTERRUPTED = ("Tool call interrupted: no result was recorded. It may not have r
 # repair_tool_history(messages) -> list   a new list in which every tool call of an assistant
 #     message is followed at once, in call order, by exactly one toolResult for it:
 #     - a recorded result is kept, and moved to its place; of two for one call the first wins
+#       (the earlier in the list, even if it stands before the call)
 #     - a result whose call is nowhere is dropped: nobody knows that call's arguments
+#     - every message that is not a toolResult stays, in its order (a failed reply too)
 #     - a call with no result gets {"role": "toolResult", "tool_call_id": <the call's id>,
 #       "tool_name": <its name>, "content": INTERRUPTED, "is_error": True}
 #     Pure and idempotent: the same message objects, never copies, and a list that is valid

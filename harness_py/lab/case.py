@@ -282,8 +282,9 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
 
 def keeps_harness_rules(test: unittest.TestCase, harness: Any, *, listeners: bool = True) -> None:
     """The rules of Harness a rewrite must keep (lessons 8 and 9): prompt() while a run is going on
-    raises RuntimeError("already running; use steer() or follow_up()") and queues nothing;
-    is_running is True during a run and False after it; steer() and follow_up() queue the user's
+    raises RuntimeError("already running; use steer() or follow_up()") and queues nothing, at
+    every event of the run; is_running is True from prompt() to the run's end (checked at every
+    event) and False after it; steer() and follow_up() queue the user's
     words for the loop. With listeners (lesson 11 on): subscribe(listener) returns unsubscribe,
     which stops the listener's events and may be called twice."""
     from .messages import call, reply, say, shape
@@ -310,7 +311,21 @@ def keeps_harness_rules(test: unittest.TestCase, harness: Any, *, listeners: boo
         test.fail("prompt() during a run returned instead of raising RuntimeError('already "
                   "running; use steer() or follow_up()'): check the running flag in prompt() "
                   "itself, and set it there.")
-    run_events(test, lambda: run, "Driving the first prompt's run", lambda: h.messages)
+    seen: list = []
+
+    def mid_run(event):  # at every event the run is paused inside itself: still running
+        seen.append(event.get("type"))
+        test.assertIs(h.is_running, True, f"Paused at event {len(seen)} ({seen[-1]}) of the run, "
+                      f"is_running is {h.is_running!r}; expected True until the run ends: clear the "
+                      "flag once, in the finally round the whole run, not round each yield.")
+        try:
+            h.prompt("Again?")
+        except RuntimeError:
+            return
+        test.fail(f"Paused at event {len(seen)} ({seen[-1]}) of the run, a second prompt() was "
+                  "accepted; expected RuntimeError('already running; use steer() or follow_up()'): "
+                  "two runs would write one record.")
+    run_events(test, lambda: run, "Driving the first prompt's run", lambda: h.messages, mid_run)
     test.assertEqual(users(h.messages), ["Hi"], f"The refused prompt went somewhere: the user "
                      f"messages are {users(h.messages)}; expected ['Hi'].")
     test.assertIs(h.is_running, False, f"After the run ended, is_running is {h.is_running!r}; "

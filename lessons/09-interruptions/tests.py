@@ -268,17 +268,32 @@ class Lab1(unittest.TestCase):
                          f"one agent_end; the events were {' '.join(kinds)}.")
 
     def test_every_user_message_announced(self):
-        """Each user message the loop is given is announced: the prompt and a message steered while idle each get a message_end of their own, after they are on h.messages."""
+        """Each user message the loop is given is announced: the prompt and a message steered while idle each get a message_end of their own, while each is the last message on h.messages: recorded, then announced, one at a time."""
         model = lab.ScriptedModel([lab.say("Spaces.")])
         h = harness.Harness(model, harness.SYSTEM, [])
         h.steer("Use spaces.")
-        events = self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        last_then = []   # at each user message_end: (its content, the record's last content)
+
+        def on_event(event):
+            if event.get("type") == "message_end" and event["message"].get("role") == "user":
+                last = h.messages[-1] if h.messages else None
+                last_then.append((event["message"].get("content"),
+                                  "it" if last is event["message"] else
+                                  repr(last.get("content")) if last else "nothing"))
+        events = self._drive(lambda: h.prompt("Indent a.py."), on_event, sofar=lambda: h.messages)
         said = [e["message"].get("content") for e in events
                 if e.get("type") == "message_end" and e["message"].get("role") == "user"]
         self.assertEqual(said, ["Indent a.py.", "Use spaces."],
                          f"The run announced the user messages {said}; expected a message_end for "
                          "the prompt and one for 'Use spaces.'. Record every message the queue "
                          "gives with its own message_end, or no frontend or saver hears it.")
+        for content, last in last_then:
+            if last != "it":
+                self.fail(f"At the message_end of the user message {content!r}, the last message "
+                          f"on h.messages was {last}, not that message itself. Record one "
+                          "message and announce it before you record the next: a consumer that "
+                          "stops at this event would leave a message on the record that nobody "
+                          "heard.")
 
     def test_steering_costs_no_turn(self):
         """A user message opens a turn but is not a model call: with max_turns=1, a prompt with steering waiting still gets its one model call."""

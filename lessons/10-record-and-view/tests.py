@@ -93,7 +93,7 @@ class _LabCase(unittest.TestCase):
 class Lab1(_LabCase):
 
     def test_valid_comes_back_equal(self):
-        """repair_tool_history of a valid transcript is equal to it: a new list, holding the very same message objects."""
+        """repair_tool_history of a valid transcript is equal to it: a new list, holding the very same message objects; an empty failed reply in it stays too (leaving that out is context_for_model's work)."""
         read = lab.call("read", {"path": "config.py"}, id="c1")
         messages = [lab.user("Which port?"), lab.reply(read), lab.tool_result(read, "PORT = 9090\n"),
                     lab.say("9090.")]
@@ -110,6 +110,14 @@ class Lab1(_LabCase):
                 self.fail(f"view[{k}] is an equal copy of messages[{k}], not the same object. "
                           "Put the message objects themselves in the new list: nobody edits a "
                           "message, so copying them costs time and protects nothing.")
+        failed = lab.provider_error("503")
+        record = [lab.user("Hi"), failed, lab.user("Hi?")]
+        view = self.repair(record)
+        if len(view) != 3 or view[1] is not failed:
+            self.fail(f"repair_tool_history({_shape(record)}) gave {_shape(view)}; expected "
+                      f"{_shape(record)}, the failed reply still in it. repair_tool_history "
+                      "leaves out results only; leaving out an empty failed reply is "
+                      "context_for_model's work, done before it calls the repair.")
 
     def test_missing_result_interrupted(self):
         """A call with no result gets one right after it, a toolResult with its id and name, content INTERRUPTED and is_error True, and the record is not changed."""
@@ -221,7 +229,7 @@ class Lab1(_LabCase):
                       "failed reply itself, then an INTERRUPTED result for d1.")
 
     def test_call_order_not_id_order(self):
-        """Results follow their calls in the order the reply asked, whatever the ids: a reply that asks for z1 and then a1 is answered z1, then a1."""
+        """Results follow their calls in the order the reply asked, whatever the ids and whichever are made up: a reply that asks for z1 and then a1 is answered z1, then a1; one that asks for w1 and w2, with only w2 recorded, is answered w1's stand-in, then w2's result."""
         z1, a1 = lab.call("read", {"path": "z.py"}, id="z1"), lab.call("read", {"path": "a.py"}, id="a1")
         rz, ra = lab.tool_result(z1, "Z = 26\n"), lab.tool_result(a1, "A = 1\n")
         record = [lab.user("Read both."), lab.reply(z1, a1), ra, rz, lab.say("26 and 1.")]
@@ -230,6 +238,16 @@ class Lab1(_LabCase):
             self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
                       "U A[z1,a1] R(z1) R(a1) A: the results in the order of the calls in the "
                       "message, not sorted by id.")
+        w1 = lab.call("write", {"path": "a.txt"}, id="w1")
+        w2 = lab.call("write", {"path": "b.txt"}, id="w2")
+        r2 = lab.tool_result(w2, "Successfully wrote to b.txt.")
+        record = [lab.user("Write both."), lab.reply(w1, w2), r2, lab.user("Still there?")]
+        view = self.repair(record)
+        if _shape(view) != "U A[w1,w2] R(w1) R(w2) U" or view[3] is not r2:
+            self.fail(f"the record {_shape(record)} was repaired as {_shape(view)}; expected "
+                      "U A[w1,w2] R(w1) R(w2) U, the stand-in for w1 first and then the result "
+                      "recorded for w2: walk the calls in order and put each one's result, "
+                      "recorded or made up, right there.")
 
     def test_error_result_kept(self):
         """A recorded result marked is_error is kept where it belongs, the tool's own words, never replaced by a stand-in."""
@@ -244,7 +262,7 @@ class Lab1(_LabCase):
                       "gone.py\". A result marked is_error is still the tool's answer: keep it.")
 
     def test_result_before_its_call(self):
-        """A result recorded before its call is moved to just after the call, the very object, not made up."""
+        """A result recorded before its call is moved to just after the call, the very object, not made up; and if a second one for that call is recorded after the call, the earlier one, before the call, still wins."""
         a = lab.call("t", {"n": 1}, id="a")
         early = lab.tool_result(a, "a, recorded early")
         record = [lab.user("Go."), early, lab.reply(a), lab.user("Next.")]
@@ -260,6 +278,17 @@ class Lab1(_LabCase):
             self.fail(f"view[2] is {said}; expected the result recorded for a, which sits "
                       "before the call in the record. Look for a call's result in the whole "
                       "record, not only in the messages after the call.")
+        late = lab.tool_result(a, "a, recorded again after the call")
+        record = [lab.user("Go."), early, lab.reply(a), late, lab.user("Next.")]
+        view = self.repair(record)
+        if _shape(view) != "U A[a] R(a) U" or view[2] is not early:
+            said = ("the later one" if len(view) > 2 and view[2] is late
+                    else _what(view[2]) if len(view) > 2 else "nothing")
+            self.fail(f"the record {_shape(record)} holds a result for a before the call and "
+                      f"another after it; it was repaired as {_shape(view)}, with {said} after "
+                      "the call. Expected U A[a] R(a) U with the one recorded before the call: "
+                      "of two results for one call, the earlier in the list wins, wherever the "
+                      "call stands.")
 
     def test_idempotent(self):
         """Repairing twice gives what repairing once gave."""
@@ -531,7 +560,7 @@ class Lab1(_LabCase):
         lab.keeps_loop_rules(self, harness)
 
     def test_keeps_the_harness_rules(self):
-        """The rewritten Harness keeps lessons 8 and 9's rules: prompt() during a run raises RuntimeError("already running; use steer() or follow_up()") and queues nothing; is_running is True from prompt() until the run ends; steer() and follow_up() queue the user's words for the loop."""
+        """The rewritten Harness keeps lessons 8 and 9's rules: prompt() during a run raises RuntimeError("already running; use steer() or follow_up()") and queues nothing; is_running is True from prompt() until the run ends, and a second prompt() is refused, at every event the run gives; steer() and follow_up() queue the user's words for the loop."""
         lab.keeps_harness_rules(self, harness, listeners=False)
 
 
