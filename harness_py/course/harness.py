@@ -2642,7 +2642,8 @@ def parse_arguments(text):
 #     `stream` yields stream events (see lab.pieces). Take the first one: if that raises, let it
 #     go up, nothing announced (lesson 05: an exception from the model is not the loop's). Then
 #     yield {"type": "message_start", "message": <the empty partial>}, and for each event:
-#     - a piece (text, call, arguments): partial = grow(partial, piece), then yield
+#     - a piece (text, call, arguments, or a type grow does not know, such as a ping): partial =
+#       grow(partial, piece), then yield
 #       {"type": "message_update", "piece": piece, "message": partial}
 #     - "end": return the finished message: role, content, stop_reason and usage from the end
 #       event. In its content a toolCall is {"type", "id", "name", "arguments"}, its arguments

@@ -187,6 +187,28 @@ class Lab1(_LabCase):
                              f"update {n + 1}'s message is {update.get('message')!r}; expected "
                              f"the partial as grow makes it, {partial!r}")
 
+    def test_an_unknown_piece_is_announced_too(self):
+        """A piece of a type grow does not know ({"type": "ping"}) still gets its message_update, carrying it and the partial unchanged: one update per piece, whatever its type."""
+        ping = {"type": "ping"}
+        pieces = lab.pieces(lab.say("Port 8080."))
+        stream = pieces[:1] + [ping] + pieces[1:]
+        events, message = self.reply_of(iter(stream))
+        updates = [e for e in events if e.get("type") == "message_update"]
+        self.assertEqual(len(updates), len(stream) - 1,
+                         f"{len(stream) - 1} pieces came before the end event, one of them "
+                         f"{ping!r}, and stream_reply yielded {len(updates)} message_update(s): "
+                         "one update per piece, whatever its type; a frontend may want to see "
+                         "a ping or a thinking piece even when the message does not change")
+        self.assertIs(updates[1].get("piece"), ping,
+                      f"the second update should carry the ping itself, got "
+                      f"{updates[1].get('piece')!r}")
+        self.assertEqual(updates[1].get("message"), updates[0].get("message"),
+                         "the ping's update should carry the partial unchanged (grow leaves it "
+                         f"as it is), got {updates[1].get('message')!r} after "
+                         f"{updates[0].get('message')!r}")
+        self.assertEqual(_texts(message), "Port 8080.",
+                         f"the finished reply reads {_texts(message)!r}; the ping adds nothing")
+
     def test_updates_stay_as_they_were(self):
         """Every update a frontend was handed still holds, after the stream is over, the text it had when it was yielded."""
         reply = lab.say("One two three four five.")
@@ -591,6 +613,21 @@ class Lab2(_LabCase):
                          f"{f' and raised {error!r}' if error else ''}; expected one error event "
                          "with the last failure, STREAM_ENDED: it is the one the provider is in now")
 
+    def test_retries_by_default(self):
+        """Retrying(model) with no retries given retries RETRIES times: RETRIES failures before the first piece, then a good stream, is sent once, after RETRIES + 1 requests."""
+        ok = lab.say("Port 9090.")
+        model = lab.StreamingModel([lab.drop(ok, after=0)] * harness.RETRIES + [ok])
+        slept = []
+        wrapped = self.call("Retrying", harness.Retrying, model, sleep=slept.append)
+        events, error = self.stream_of(wrapped, "")
+        self.assertEqual((len(model.calls), error, events[:-1]),
+                         (harness.RETRIES + 1, None, lab.pieces(ok)[:-1]),
+                         f"Retrying(model), its retries left to the default, made "
+                         f"{len(model.calls)} request(s) and gave {events!r}"
+                         f"{f' and raised {error!r}' if error else ''}; expected "
+                         f"{harness.RETRIES + 1} requests (RETRIES = {harness.RETRIES} retries "
+                         "after the first) and the good reply: retries defaults to RETRIES")
+
     def test_empty_answer_passed_through(self):
         """A stream whose first event is its end (a reply with nothing in it) is passed through: one request, no sleep."""
         model, wrapped, slept = self.retrying([lab.reply(), lab.say("Hi.")])
@@ -704,6 +741,10 @@ class Lab2(_LabCase):
                 seen += "\n"
             elif event["type"] == "tool_execution_start":
                 seen += "[read]\n"
+                self.assertEqual(now, seen, f"when the tool started the terminal showed {now!r}; "
+                                 f"expected {seen!r}: the tool line is printed at "
+                                 "tool_execution_start, so the user sees what is running while "
+                                 "it runs, not after it is over")
         want = f"Let me look at the file.\n[read]\n{ANSWER}\n"
         self.assertEqual(out, want, f"the terminal showed {out!r}; expected {want!r}")
         self.assertIs(ok, True, f"finish() returned {ok!r} after an answer")

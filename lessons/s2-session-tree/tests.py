@@ -288,7 +288,8 @@ class Lab1(_LabCase):
 
     def test_a_duplicate_id_is_refused(self):
         """An id used twice raises ValueError naming the second line that uses it, from rows(),
-        replay() and path_to(), also when neither line is on the path being walked."""
+        replay() and path_to(), also when neither line is on the path being walked, and when the
+        second line is a leaf entry reusing a message's id."""
         ws = lab.Workspace({LOG: _file(_msg(1, None), _msg(2, "e1"), _msg(3, "e2"),
                                        _msg(2, "e3"), _msg(5, "e2"))})
         tree = harness.SessionTree(ws, LOG)
@@ -300,6 +301,12 @@ class Lab1(_LabCase):
         self.refuses("replay()", harness.SessionTree(ws, LOG).replay, 4,
                      "e3 is used on lines 3 and 4, off the path e1 e2 the leaf on line 5 "
                      "asks for; the file is still not a tree")
+        ws = lab.Workspace({LOG: _file(_msg(1, None), _msg(2, "e1"), _leaf(2, "e1"),
+                                       _msg(4, "e2"))})
+        tree = harness.SessionTree(ws, LOG)
+        for what, call in (("rows()", tree.rows), ("replay()", tree.replay)):
+            self.refuses(what, call, 3, "the leaf entry on line 3 reuses e2, the id of the "
+                         "message on line 2; a leaf entry's id counts as much as a message's")
 
     def test_a_missing_parent_is_refused(self):
         """A parent_id on the path that names no entry raises ValueError naming the line of the
@@ -531,6 +538,26 @@ class Lab2(_LabCase):
         if last.get("parent_id") != "e2":
             self.fail(f"the next message's parent_id is {last.get('parent_id')!r}; expected "
                       "'e2'.")
+
+    def test_two_trees_on_one_file_agree(self):
+        """Two SessionTrees on one file: A goes back to e2, then B to e4, then A appends. The new
+        message hangs off e4, the file's leaf: where you are is read from the file at every
+        append, never remembered by the object that branched."""
+        ws = lab.Workspace()
+        a, messages = _new_session(ws, 4)
+        b = harness.SessionTree(ws, LOG)
+        self.call('A.branch("e2")', lambda: a.branch("e2"))
+        self.call('B.branch("e4")', lambda: b.branch("e4"))
+        self.call("A.append_message()", lambda: a.append_message(lab.user("After B's trip.")))
+        last = json.loads(ws.read_text(LOG).splitlines()[-1])
+        if last.get("parent_id") != "e4":
+            self.fail(f"A's new message has parent_id {last.get('parent_id')!r}; expected 'e4', "
+                      "where B's branch left the file. A remembered its own branch to e2: read "
+                      "the leaf from the file at every append, and keep nothing on the object.")
+        replay = self.call("replay()", a.replay)
+        if _texts(replay) != _texts(messages) + ["After B's trip."]:
+            self.fail(f"replay() is {_texts(replay)}; expected the four messages, then "
+                      "\"After B's trip.\".")
 
     def test_branch_refuses_what_is_not_a_message(self):
         """branch() of an id that is not in the file (e99), or of a leaf entry, raises ValueError
