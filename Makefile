@@ -30,7 +30,7 @@ serve: setup
 test:
 	$(PYTHON) -m builder.browser
 	$(MAKE) --no-print-directory build
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests --durations=25
 
 test-fast: setup
 	$(PY) -m pytest tests --ignore=tests/browser
