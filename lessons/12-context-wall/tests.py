@@ -477,7 +477,8 @@ class Lab1(_LabCase):
     def test_cut_on_a_user_message_keeps_it(self):
         """When the count stops on a user message, the cut is that message, though the kept part
         then passes keep_recent: for U A U(2,000 characters) A with keep_recent 100, find_cut
-        returns 2, and 510 tokens are kept."""
+        returns 2, and 510 tokens are kept; for U A U(2,000 characters), a log that ends on the
+        user's message (its reply never came), it returns 2 as well, the newest message."""
         messages = [lab.user("Rename PORT."), lab.say("Which file?"), lab.user("x" * 2000),
                     lab.say("Done.")]
         got = self.call("find_cut(messages, 100)", harness.find_cut, messages, 100)
@@ -487,9 +488,15 @@ class Lab1(_LabCase):
                          "stops on that user message, and a user message is a safe cut: keep it, "
                          f"though the kept part is then {kept} tokens. keep_recent is where the "
                          "count stops, not a cap on what is kept.")
+        ending = messages[:3]
+        got = self.call("find_cut(messages, 100)", harness.find_cut, ending, 100)
+        self.assertEqual(got, 2, f"for {_shape(ending)} (the last message 2,000 characters, its "
+                         f"reply never came) with keep_recent 100, find_cut returned {got!r}; "
+                         "expected 2. The newest message is a user message too: the cut can land "
+                         "on it, and everything before it is summarised.")
 
 
-# -------------------------------------------------------------- lab 2: when, and once only
+# ---------------------------------------------------------- lab 2: when, and the Session
 
 class Lab2(_LabCase):
 
