@@ -1820,8 +1820,9 @@ class SessionLog:
 #                     way nothing is written.
 #   .rows()           a compaction entry takes effect where it stands in the file: the rows built
 #                     so far whose ids are in `replaces` go, and one row (the compaction's id,
-#                     user_message(SUMMARY_PREFIX + summary)) takes the place of the first of them.
-#                     Rows after them stay where they were. A compaction that names none of the
+#                     user_message(SUMMARY_PREFIX + summary)) takes the place of the first of them
+#                     in the rows' order (whatever the order of `replaces`). Rows after them stay
+#                     where they were. A compaction that names none of the
 #                     rows so far puts its row after them, where it stands; it never reaches a
 #                     message written after it. replay() is still the messages of rows().
 #@ code
@@ -2197,7 +2198,8 @@ OVERFLOW_WORDS = ("prompt is too long", "context length", "context window", "max
 #          and every event of its prompt(None). Never a second compaction or a second retry:
 #          a refusal after the retry stays in the record, for the caller to see. Once is per
 #          prompt: a prompt refused for length gets its compaction and retry whether or not it
-#          compacted in step 1, and whatever an earlier prompt did.
+#          compacted in step 1, and whatever an earlier prompt did. An error in a summary, in
+#          step 1 or 3, goes up out of the run.
 #@ code
 
 

@@ -107,6 +107,18 @@ def _session_estimate(messages, text):
     return harness.estimate_tokens(system + messages + [harness.user_message(text)])
 
 
+class _Passed:
+    """A model that notes the tools argument each complete() call was given, as passed, before
+    the stage's Request tidies it, then hands the call on."""
+
+    def __init__(self, model):
+        self.model, self.tools = model, []
+
+    def complete(self, system, messages, tools):
+        self.tools.append(tools)
+        return self.model.complete(system, messages, tools)
+
+
 def _summary_requests(model):
     return [r for r in model.calls if r.system == harness.SUMMARY_SYSTEM]
 
@@ -200,14 +212,20 @@ class Lab1(_LabCase):
                          "stops when the total reaches keep_recent (>=), not when it passes it.")
 
     def test_summary_request(self):
-        """summarise(model, messages) makes one request: SUMMARY_SYSTEM, no tools at all, and one
-        user message of plain text, conversation_text(context_for_model(messages)) (a dangling
+        """summarise(model, messages) makes one request: SUMMARY_SYSTEM, no tools (the empty list
+        [], not None), and one user message of plain text, conversation_text(context_for_model(messages)) (a dangling
         call answered), a blank line, then SUMMARY_PROMPT; it returns the reply's text, stripped."""
         messages = _session_messages(2)
         read = lab.call("read", {"path": "m3.py"}, id="r99")
         messages = messages + [lab.user("Now m3.py."), lab.reply(read)]      # no result: kill -9
-        model = lab.ScriptedModel(["  ## Goal\nRename PORT.\n\n"], check=True)
+        model = _Passed(lab.ScriptedModel(["  ## Goal\nRename PORT.\n\n"], check=True))
         got = self.call("summarise", harness.summarise, model, messages)
+        passed = model.tools[0] if model.tools else "nothing"
+        self.assertTrue(type(passed) is list and passed == [],
+                        f"summarise passed {passed!r} as the tools of its request; expected the "
+                        "empty list [], as the spec writes it: model.complete(SUMMARY_SYSTEM, "
+                        "[...], []).")
+        model = model.model
         self.assertEqual(len(model.calls), 1,
                          f"summarise called the model {len(model.calls)} times; expected once.")
         request = model.calls[0]
@@ -241,27 +259,37 @@ class Lab1(_LabCase):
                          f"summarise returned {got!r}; expected the reply's text, stripped.")
 
     def test_empty_summary_is_error(self):
-        """A reply of only spaces, a reply with a tool call and no text, and a failed reply each
-        make summarise raise RuntimeError (the failed one with its error message in it)."""
+        """A reply of only spaces, a reply with a tool call and no text, a failed reply, and a
+        failed reply that holds part of a summary (a stream cut short) each make summarise raise
+        RuntimeError (the failed ones with their error message in it), after one request."""
         messages = _session_messages(2)
         cases = [("a reply of only spaces", lab.say("   \n"), "empty"),
                  ("a reply holding only a tool call",
                   lab.reply(lab.call("read", {"path": "m1.py"}, id="s1")), "empty"),
-                 ("a failed reply", lab.provider_error("503 overloaded"), "503 overloaded")]
+                 ("a failed reply", lab.provider_error("503 overloaded"), "503 overloaded"),
+                 ("a failed reply holding part of a summary",
+                  {**lab.say("## Goal\nRename PORT to HT"), "stop_reason": "error",
+                   "error_message": "the stream ended before the reply did"},
+                  "the stream ended before the reply did")]
         for what, answer, words in cases:
-            model = lab.ScriptedModel([answer])
+            model = lab.ScriptedModel([answer, lab.say("## Goal\nAsked a second time.")])
             try:
                 got = harness.summarise(model, messages)
             except RuntimeError as error:
                 self.assertIn(words, str(error),
                               f"given {what}, summarise raised RuntimeError({str(error)!r}); "
                               f"expected its words to say {words!r}.")
+                self.assertEqual(len(model.calls), 1,
+                                 f"given {what}, summarise asked the model {len(model.calls)} "
+                                 "times; expected once. Raise, and leave another try to the "
+                                 "caller: each request is paid for.")
                 continue
             except Exception as error:
                 self.fail(f"given {what}, summarise raised {type(error).__name__}: {error}; "
                           "expected RuntimeError.")
             self.fail(f"given {what}, summarise returned {got!r}; expected RuntimeError. An "
-                      "empty summary saved as a success throws the history away.")
+                      "empty or failed summary saved as a success throws the history away: "
+                      "test stop_reason first, whatever text the reply holds.")
 
     def test_compaction_appends(self):
         """append_compaction(summary, replaces) appends one line, {"id", "type": "compaction",
@@ -406,6 +434,29 @@ class Lab1(_LabCase):
                          "of them named, its summary goes after them, and e8, written later, "
                          "comes after it.")
 
+    def test_compaction_of_rows_apart(self):
+        """A compaction whose rows are not next to each other puts its summary where the first
+        of them, in the order of the rows, was: replacing e1 and e3 of five messages replays the
+        summary, message 2, message 4, message 5; replacing ["e4", "e2"] replays message 1, the
+        summary, message 3, message 5."""
+        messages = [lab.user(f"message {n}") for n in range(1, 6)]
+        summary = harness.user_message(harness.SUMMARY_PREFIX + "apart")
+        for replaces, want in ((["e1", "e3"], [summary] + [messages[n] for n in (1, 3, 4)]),
+                               (["e4", "e2"], [messages[0], summary] + [messages[n]
+                                                                        for n in (2, 4)])):
+            ws = lab.Workspace()
+            log = harness.SessionLog(ws, LOG)
+            for message in messages:
+                log.append_message(message)
+            self.call("append_compaction", log.append_compaction, "apart", replaces)
+            got = self.call("replay", log.replay)
+            self.assertEqual(got, want,
+                             f"after a compaction replacing {replaces} of five messages, replay() "
+                             f"gave {[str(m.get('content'))[:12] for m in got]}; expected "
+                             f"{[str(m.get('content'))[:12] for m in want]}. The summary takes "
+                             "the place of the first replaced row in the rows' order, not the "
+                             "last one, nor the first id in the list.")
+
     def test_cut_at_exactly_keep_recent(self):
         """When the newest messages add up to keep_recent exactly, find_cut cuts at the first of
         them, even right after another user message; and when everything must be kept from the
@@ -426,7 +477,8 @@ class Lab1(_LabCase):
     def test_cut_on_a_user_message_keeps_it(self):
         """When the count stops on a user message, the cut is that message, though the kept part
         then passes keep_recent: for U A U(2,000 characters) A with keep_recent 100, find_cut
-        returns 2, and 510 tokens are kept."""
+        returns 2, and 510 tokens are kept; for U A U(2,000 characters), a log that ends on the
+        user's message (its reply never came), it returns 2 as well, the newest message."""
         messages = [lab.user("Rename PORT."), lab.say("Which file?"), lab.user("x" * 2000),
                     lab.say("Done.")]
         got = self.call("find_cut(messages, 100)", harness.find_cut, messages, 100)
@@ -436,16 +488,23 @@ class Lab1(_LabCase):
                          "stops on that user message, and a user message is a safe cut: keep it, "
                          f"though the kept part is then {kept} tokens. keep_recent is where the "
                          "count stops, not a cap on what is kept.")
+        ending = messages[:3]
+        got = self.call("find_cut(messages, 100)", harness.find_cut, ending, 100)
+        self.assertEqual(got, 2, f"for {_shape(ending)} (the last message 2,000 characters, its "
+                         f"reply never came) with keep_recent 100, find_cut returned {got!r}; "
+                         "expected 2. The newest message is a user message too: the cut can land "
+                         "on it, and everything before it is summarised.")
 
 
-# -------------------------------------------------------------- lab 2: when, and once only
+# ---------------------------------------------------------- lab 2: when, and the Session
 
 class Lab2(_LabCase):
 
     def test_is_overflow(self):
         """is_overflow is True for failed replies worded as Anthropic, OpenAI and others word a
-        request that is too long, and False for other failures (a 400 about something else
-        among them, and a 503 after text that says those words), for a reply that succeeded
+        request that is too long, and False for other failures (among them 400s about something
+        else, one saying a tool's name is "too long", one about a "context_management"
+        parameter, and a 503 after text that says those words), for a reply that succeeded
         while saying those words (in its text, or in an error_message field), and for a user
         message."""
         yes = ["prompt is too long: 208310 tokens > 200000 maximum",
@@ -458,6 +517,11 @@ class Lab2(_LabCase):
                                  "be the user's, not 'toolResult'"),
               lab.provider_error("400 invalid_request_error: messages.0.content.1.image: image "
                                  "exceeds 5 MB maximum"),
+              lab.provider_error("400 Invalid 'tools[0].function.name': string too long. "
+                                 "Expected a string with maximum length 64, but got a string "
+                                 "with length 71 instead."),
+              lab.provider_error("400 invalid_request_error: context_management: Extra inputs "
+                                 "are not permitted"),
               lab.say("Your prompt is too long; shall I shorten it?"),
               {**lab.say("Done."), "error_message": "prompt is too long"},
               {**lab.say("The files fill the context window, so I will read"),
@@ -876,6 +940,66 @@ class Lab2(_LabCase):
                          "prompt(None)'s turns are not balanced.")
         self.assertFalse(any(e["type"] == "message_end" and e["message"]["role"] == "user"
                              for e in events), "prompt(None) added a user message.")
+
+    def test_retry_keeps_the_brake(self):
+        """The retry after an overflow keeps lesson 05's brake: with max_turns=2 and a model
+        that never stops calling once the refusal is behind it, the retry makes two model calls
+        and the record ends with "Agent stopped after max_turns=2"."""
+        refused = []
+        def step(request):
+            """Refuses the first request for length, summarises when offered no tools, and
+            otherwise calls a tool for ever."""
+            if not request.tools:
+                return lab.summariser()(request)
+            if not refused:
+                refused.append(request)
+                return lab.provider_error("400 prompt is too long: 9120 tokens > 8000 maximum")
+            return lab.reply(lab.call("read", {"path": "m1.py"}, id=f"r{len(request.messages)}"))
+        ws, log = _logged(6)
+        model = lab.capped(lab.ScriptedModel([lab.forever(step)]), 12)
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000, reserve=0,
+                            keep_recent=600, max_turns=2)
+        events, error = lab.drain(session.prompt("Now m7.py."))
+        if isinstance(error, lab.TooManyCalls):
+            self.fail("with max_turns=2, the retry after the overflow kept calling a model that "
+                      "never stops; expected 2 calls. Build the retry's Harness as the first "
+                      "one, with max_turns.")
+        self.assertIsNone(error, f"the prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(reasons, ["overflow"], f"compaction events: {reasons}; expected one, "
+                         "reason 'overflow'.")
+        work = len(_work_requests(model))
+        self.assertEqual(work, 3, f"the prompt made {work} work requests; expected 3: the one "
+                         "refused, then two for the retry with max_turns=2.")
+        stop = session.messages[-1].get("error_message")
+        self.assertEqual(stop, "Agent stopped after max_turns=2",
+                         f"the record ends with {stop!r}; expected the max_turns stop.")
+
+    def test_failed_overflow_summary_goes_up(self):
+        """A summary that fails during the compaction after a refusal for length goes up out of
+        prompt as the RuntimeError it is: no retry, no compaction written, and the log ends with
+        the refusal."""
+        ws, log = _logged(6)
+        model = lab.capped(lab.ScriptedModel([
+            lab.provider_error("400 prompt is too long: 9120 tokens > 8000 maximum"),
+            lab.provider_error("503 overloaded")]))
+        session = self.call("Session", harness.Session, model, harness.SYSTEM,
+                            [harness.make_read_tool(ws)], log, window=100_000, reserve=0,
+                            keep_recent=600)
+        events, error = lab.drain(session.prompt("Now m7.py."))
+        self.assertIsInstance(error, RuntimeError,
+                              f"with the summary after the refusal failing, the prompt ended "
+                              f"with {error!r}; expected the RuntimeError from summarise to go "
+                              "up. Caught, it turns a failed summary into a quiet stop that "
+                              "looks like the refusal alone.")
+        self.assertEqual(len(model.calls), 2, f"the model was asked {len(model.calls)} times; "
+                         "expected 2, the refused request and the failed summary.")
+        kinds = [e["type"] for e in log.entries()]
+        self.assertNotIn("compaction", kinds, "a compaction was written though its summary "
+                         "failed.")
+        self.assertTrue(harness.is_overflow(log.replay()[-1]),
+                        f"the log ends {_shape(log.replay()[-2:])}; expected the refusal.")
 
     def test_one_writer(self):
         """One writer: while a prompt of a Session is running, is_running is True and a second
