@@ -2285,7 +2285,9 @@ class Session:
 #     lambda: build_system_prompt(tools, ws, cwd, clock).
 #   - the run of prompt(text) (_run; prompt keeps lesson 12's one-writer check) works the prompt
 #     out once, at its start, inside the run's try whose finally clears the running flag (a
-#     builder that raises ends that prompt, and the next prompt() still runs): it calls `system`
+#     builder that raises ends that prompt before anything is sent, its exception reaches the
+#     caller as it was raised, neither caught nor wrapped, and the next prompt() still runs):
+#     it calls `system`
 #     if it is callable, and uses that one text for
 #     the whole prompt: the estimate, the run, and the retry after an overflow. Nothing keeps it
 #     afterwards: the next prompt builds it again, and the log never holds it, so a resumed
