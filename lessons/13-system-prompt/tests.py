@@ -871,8 +871,9 @@ class Lab2(_LabCase):
 
     def test_a_builder_that_fails_does_not_block(self):
         """A builder that raises ends that prompt with its exception, the same one, before any
-        request is sent; and the Session is not left running: the next prompt() runs (the prompt
-        is built in the run, inside the guard, not in prompt() after the flag is set)."""
+        request is sent or any line written to the log; and the Session is not left running: the
+        next prompt() runs (the prompt is built in the run, inside the guard, not in prompt()
+        after the flag is set)."""
         ws, tools, clock, build = _world()
         unreadable = OSError("AGENTS.md could not be read")
         failures = []
@@ -883,7 +884,8 @@ class Lab2(_LabCase):
                 raise unreadable
             return build()
         model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
-        session = self.session(model, flaky, tools, harness.SessionLog(ws, LOG))
+        log = harness.SessionLog(ws, LOG)
+        session = self.session(model, flaky, tools, log)
         try:
             lab.drive(session.prompt("Read AGENTS.md."))
         except Exception as error:
@@ -897,6 +899,10 @@ class Lab2(_LabCase):
         self.assertEqual(len(model.calls), 0, f"the builder raised, and the Session still sent "
                          f"{len(model.calls)} request(s) to the model, without the prompt it "
                          "failed to build. The error ends the prompt before anything is sent.")
+        written = [m.get("role") for m in log.replay()]
+        self.assertEqual(written, [], f"the builder raised, and the log now holds {written}: a "
+                         "prompt that never ran left a message behind, which the next prompt "
+                         "will send. Build first; nothing is written until the run starts.")
         running = getattr(session, "is_running", None)
         self.assertIs(running, False, f"after the builder raised, session.is_running is "
                       f"{running!r}: the Session is stuck, and every later prompt is refused. "
