@@ -751,8 +751,9 @@ class Lab2(_LabCase):
                                      "compaction or not.")
             else:
                 self.assertEqual(did, [], f"given {given}, the Session compacted with the request "
-                                 "exactly at the threshold; expected no compaction: over means "
-                                 "over.")
+                                 "exactly at the threshold, the system prompt counted once as "
+                                 "one more message; expected no compaction: over means over, and "
+                                 "the prompt is counted once, in the estimate only.")
 
     def refused_once(self, text):
         """Four prompts of a session, then prompt(text) with a builder and a provider that refuses
