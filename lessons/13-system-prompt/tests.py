@@ -166,8 +166,9 @@ class Lab1(_LabCase):
 
     def test_instructions_root_to_cwd(self):
         """find_instructions(ws, "app/api") returns the AGENTS.md of the root, of app/ and of
-        app/api/ as (path, text) pairs, the root's first and the working folder's last, each text
-        as read (an empty file too), and leaves out a folder on the way that has none."""
+        app/api/ as (path, text) pairs, the root's first and the working folder's last (by depth,
+        not by spelling: from 2024/q1 the root's still comes first), each text as read (an empty
+        file too), and leaves out a folder on the way that has none."""
         got = self.find(_disk(), "app/api")
         want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
         self.assertEqual([tuple(pair) for pair in got], want,
@@ -178,6 +179,13 @@ class Lab1(_LabCase):
         self.assertEqual([pair[0] for pair in got], ["AGENTS.md", "app/api/AGENTS.md"],
                          f"with no app/AGENTS.md, find_instructions returned "
                          f"{[pair[0] for pair in got]}; expected the two that exist, in order.")
+        dated = lab.Workspace({"AGENTS.md": ROOT, "2024/AGENTS.md": "Frozen: change nothing.\n",
+                               "2024/q1/AGENTS.md": "Q1 rule: amounts in euros.\n"})
+        got = [pair[0] for pair in self.find(dated, "2024/q1")]
+        want = ["AGENTS.md", "2024/AGENTS.md", "2024/q1/AGENTS.md"]
+        self.assertEqual(got, want, f"find_instructions(ws, '2024/q1') returned {got}; expected "
+                         f"{want}: root first, by depth. Sorting the paths puts '2024/' before "
+                         "'AGENTS.md', because digits sort before letters.")
         ws = _disk()
         ws.write_text("app/AGENTS.md", "")
         got = [tuple(pair) for pair in self.find(ws, "app")]
@@ -365,8 +373,9 @@ class Lab1(_LabCase):
     def test_instructions_in_prompt(self):
         """The project's instructions follow their heading line, each file as
         <instructions path="..."> with its text rstripped (app/AGENTS.md's leading indent kept,
-        its blank line at the end dropped) and </instructions>, nearest last; with none found
-        there is no such section."""
+        its blank line at the end dropped) and </instructions>, in find_instructions' order,
+        nearest last (2024/ after the root, though it sorts first); with none found there is no
+        such section."""
         ws = _disk()
         part = next((p for p in _sections(self.build(_tools(ws), ws, "app"))
                      if p.startswith(INSTRUCTIONS_HEAD)), None)
@@ -375,6 +384,13 @@ class Lab1(_LabCase):
                           "</instructions>"])
         self.assertIsNotNone(part, "no section starts with the instructions' heading line.")
         self.assertEqual(part, want, f"the instructions section: {_first_difference(part, want)}.")
+        dated = lab.Workspace({"AGENTS.md": "Root.\n", "2024/AGENTS.md": "Year.\n"})
+        prompt = self.build(_tools(dated), dated, "2024")
+        tags = [line for line in prompt.splitlines() if line.startswith("<instructions")]
+        want = ['<instructions path="AGENTS.md">', '<instructions path="2024/AGENTS.md">']
+        self.assertEqual(tags, want, f"for a session in 2024/ the prompt's files come in the order "
+                         f"{tags}; expected {want}: in find_instructions' order, root first, "
+                         "never sorted by path.")
         bare = lab.Workspace({"a.py": ""})
         prompt = self.build(_tools(bare), bare, ".")
         self.assertNotIn("<instructions", prompt, "with no AGENTS.md the prompt still has an "
