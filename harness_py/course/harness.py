@@ -2287,8 +2287,9 @@ class Session:
 #     lambda: build_system_prompt(tools, ws, cwd, clock).
 #   - the run of prompt(text) (_run; prompt keeps lesson 12's one-writer check) works the prompt
 #     out once, at its start, inside the run's try whose finally clears the running flag (a
-#     builder that raises ends that prompt, and the next prompt() still runs): it calls `system`
-#     if it is callable, and uses that one text for
+#     builder that raises ends that prompt before anything is sent or logged, its exception
+#     reaches the caller as it was raised, neither caught nor wrapped, and the next prompt()
+#     still runs): it calls `system` if it is callable, and uses that one text for
 #     the whole prompt: the estimate, the run, and the retry after an overflow. Nothing keeps it
 #     afterwards: the next prompt builds it again, and the log never holds it, so a resumed
 #     session gets today's.
@@ -2455,7 +2456,7 @@ class Session:
 # == 8 instructions ==
 # The system prompt says who the agent is and what is true today: its tools, its rules, the
 # project's instruction files, the skills it may read, the date and the folder. It is built from
-# the world as it is, when a prompt starts, and never written down: the log keeps what happened.
+# the world as it is, and never written down: the log keeps what happened.
 
 IDENTITY = "You are a coding agent in the user's project. Say plainly what you did and did not do."
 GUIDELINES = (
@@ -2503,6 +2504,8 @@ def skill_description(text):
 #     SKILLS_FOLDER/<name>/SKILL.md on the disk (one folder down, never deeper), sorted by name
 #     (a real disk's listing promises no order): the name is the folder's, the
 #     description is skill_description(its text), the path is the file's. [] with no skills.
+#     A SKILL.md that is not there when its path is looked up (removed since the listing) is
+#     left out.
 #
 # build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()) -> str   sections
 #     joined by one blank line ("\n\n"), in this order, a section with nothing in it left out:
@@ -2526,6 +2529,7 @@ def skill_description(text):
 #      walks (cwd split on "/", without "" and "."), so "app/api", "app/api/", "./app/api" and
 #      "/app/api" all give "/workspace/app/api", and "." gives "/workspace".
 #      The clock is asked now, each time: never the machine's date, never a date kept from before
+#   It writes nothing and changes none of its arguments (the tools, their guidelines, the list).
 #@ code
 
 

@@ -46,6 +46,17 @@ class _UnsortedDisk(lab.Workspace):
         return list(reversed(super().listdir(path)))
 
 
+class _VanishingDisk(lab.Workspace):
+    """A disk on which skills/release/ is removed just after skills/ is listed, as if a teammate's
+    cleanup ran at that moment."""
+
+    def listdir(self, path="."):
+        names = super().listdir(path)
+        if path.strip("./") == "skills" and self.exists("skills/release/SKILL.md"):
+            self.remove("skills/release/SKILL.md")
+        return names
+
+
 def _tool(name, description, guidelines=None):
     tool = {"name": name, "description": description,
             "parameters": {"type": "object", "properties": {}}, "execute": lambda arguments: ""}
@@ -155,8 +166,9 @@ class Lab1(_LabCase):
 
     def test_instructions_root_to_cwd(self):
         """find_instructions(ws, "app/api") returns the AGENTS.md of the root, of app/ and of
-        app/api/ as (path, text) pairs, the root's first and the working folder's last, each text
-        as read (an empty file too), and leaves out a folder on the way that has none."""
+        app/api/ as (path, text) pairs, the root's first and the working folder's last (by depth,
+        not by spelling: from 2024/q1 the root's still comes first), each text as read (an empty
+        file too), and leaves out a folder on the way that has none."""
         got = self.find(_disk(), "app/api")
         want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
         self.assertEqual([tuple(pair) for pair in got], want,
@@ -167,6 +179,13 @@ class Lab1(_LabCase):
         self.assertEqual([pair[0] for pair in got], ["AGENTS.md", "app/api/AGENTS.md"],
                          f"with no app/AGENTS.md, find_instructions returned "
                          f"{[pair[0] for pair in got]}; expected the two that exist, in order.")
+        dated = lab.Workspace({"AGENTS.md": ROOT, "2024/AGENTS.md": "Frozen: change nothing.\n",
+                               "2024/q1/AGENTS.md": "Q1 rule: amounts in euros.\n"})
+        got = [pair[0] for pair in self.find(dated, "2024/q1")]
+        want = ["AGENTS.md", "2024/AGENTS.md", "2024/q1/AGENTS.md"]
+        self.assertEqual(got, want, f"find_instructions(ws, '2024/q1') returned {got}; expected "
+                         f"{want}: root first, by depth. Sorting the paths puts '2024/' before "
+                         "'AGENTS.md', because digits sort before letters.")
         ws = _disk()
         ws.write_text("app/AGENTS.md", "")
         got = [tuple(pair) for pair in self.find(ws, "app")]
@@ -176,10 +195,11 @@ class Lab1(_LabCase):
                          "prompt decides what to leave out.")
 
     def test_instructions_cwd_spelled_otherwise(self):
-        """find_instructions gives the same files for "app/api/", "./app/api" and "app/api": an
-        empty part or a "." in the working folder is no folder."""
+        """find_instructions gives the same files for "app/api/", "./app/api", "/app/api",
+        "app//api", "app/./api" and "app/api": an empty part or a "." in the working folder is no
+        folder."""
         want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
-        for cwd in ("app/api/", "./app/api"):
+        for cwd in ("app/api/", "./app/api", "/app/api", "app//api", "app/./api"):
             got = self.find(_disk(), cwd)
             self.assertEqual([tuple(pair) for pair in got], want,
                              f"find_instructions(ws, {cwd!r}) returned the paths "
@@ -189,7 +209,8 @@ class Lab1(_LabCase):
     def test_instructions_not_beside_or_below(self):
         """find_instructions never returns a file beside the way (docs/, or ap/ and app/a/, whose
         names merely begin the working folder's path) or below the working folder (app/api/v2/);
-        from "." it returns only the root's; on a disk with none, []."""
+        from "." it returns only the root's; from a working folder that holds no file yet
+        (app/new/), the files of the folders above it; on a disk with none, []."""
         got = [pair[0] for pair in self.find(_disk(), "app/api")]
         for path in ("docs/AGENTS.md", "app/api/v2/AGENTS.md"):
             self.assertNotIn(path, got, f"find_instructions(ws, 'app/api') returned {path}: only "
@@ -205,6 +226,15 @@ class Lab1(_LabCase):
         got = [pair[0] for pair in self.find(_disk(), ".")]
         self.assertEqual(got, ["AGENTS.md"], f"find_instructions(ws, '.') returned {got}; "
                          "expected ['AGENTS.md']: the working folder is the root.")
+        try:
+            got = [pair[0] for pair in harness.find_instructions(_disk(), "app/new")]
+        except OSError as error:
+            self.fail(f"find_instructions(ws, 'app/new'), a working folder with no file in it yet, "
+                      f"raised {type(error).__name__}: {error}. Look for each AGENTS.md by its "
+                      "path; a folder that holds nothing cannot be listed.")
+        self.assertEqual(got, ["AGENTS.md", "app/AGENTS.md"], f"from app/new/, a folder with no "
+                         f"file yet, find_instructions returned {got}; expected the root's and "
+                         "app/'s.")
         got = self.find(lab.Workspace({"a.py": ""}), "app")
         self.assertEqual(list(got), [], f"on a disk with no AGENTS.md, find_instructions "
                          f"returned {got!r}; expected [].")
@@ -260,6 +290,30 @@ class Lab1(_LabCase):
         self.assertEqual(list(got), [], f"with no skills folder, list_skills returned {got!r}; "
                          "expected [].")
 
+    def test_skills_folder_exactly(self):
+        """list_skills reads the folder named skills/ and no other (skills-old/legacy/SKILL.md is
+        not a skill), and leaves out a skill removed just after skills/ was listed, without an
+        error."""
+        ws = lab.Workspace({**lab.skill("lint", "Run the linter.", "ruff ."),
+                            **lab.skill("legacy", "Old steps.", "...", folder="skills-old")})
+        got = self.skills_of(self.call("list_skills", harness.list_skills, ws))
+        names = [s.get("name") for s in got]
+        self.assertEqual(names, ["lint"], f"with skills/lint/ and skills-old/legacy/ on the disk, "
+                         f"list_skills named {names}; expected ['lint']: skills-old/ only begins "
+                         "with the text 'skills', it is not the skills folder.")
+        ws = _VanishingDisk({**lab.skill("lint", "Run the linter.", "ruff ."),
+                             **lab.skill("release", "Cut a release.", "...")})
+        try:
+            got = self.skills_of(harness.list_skills(ws))
+        except OSError as error:
+            self.fail(f"with skills/release/ removed just after skills/ was listed, list_skills "
+                      f"raised {type(error).__name__}: {error}. A disk can change under you: "
+                      "look for each SKILL.md by its path, and leave out one that is not there.")
+        names = [s.get("name") for s in got]
+        self.assertEqual(names, ["lint"], f"with skills/release/ removed just after skills/ was "
+                         f"listed, list_skills named {names}; expected ['lint'], the skill still "
+                         "on the disk.")
+
     def test_sections_in_order(self):
         """The prompt's sections come in the spec's order, one blank line between them: the
         identity, the tools, the guidelines, the project's instructions, the skills, then the
@@ -289,6 +343,12 @@ class Lab1(_LabCase):
         part = next((p for p in _sections(self.build(tools, ws)) if p.startswith("Tools:")), "")
         want = "Tools:\n- read: Read a text file and return its contents.\n- write: Write a text file."
         self.assertEqual(part, want, f"the tools section is {part!r}; expected {want!r}.")
+        part = next((p for p in _sections(self.build(tools[::-1], ws)) if p.startswith("Tools:")),
+                    "")
+        want = "Tools:\n- write: Write a text file.\n- read: Read a text file and return its contents."
+        self.assertEqual(part, want, f"given [write, read], the tools section is {part!r}; expected "
+                         f"{want!r}: the order the caller gave, the order of the request's tool "
+                         "list, not sorted.")
         part = next((p for p in _sections(self.build([], ws)) if p.startswith("Tools:")), "")
         self.assertEqual(part, "Tools:\n- (none)", f"with no tools the section is {part!r}; "
                          "expected 'Tools:\\n- (none)'.")
@@ -313,8 +373,9 @@ class Lab1(_LabCase):
     def test_instructions_in_prompt(self):
         """The project's instructions follow their heading line, each file as
         <instructions path="..."> with its text rstripped (app/AGENTS.md's leading indent kept,
-        its blank line at the end dropped) and </instructions>, nearest last; with none found
-        there is no such section."""
+        its blank line at the end dropped) and </instructions>, in find_instructions' order,
+        nearest last (2024/ after the root, though it sorts first); with none found there is no
+        such section."""
         ws = _disk()
         part = next((p for p in _sections(self.build(_tools(ws), ws, "app"))
                      if p.startswith(INSTRUCTIONS_HEAD)), None)
@@ -323,6 +384,13 @@ class Lab1(_LabCase):
                           "</instructions>"])
         self.assertIsNotNone(part, "no section starts with the instructions' heading line.")
         self.assertEqual(part, want, f"the instructions section: {_first_difference(part, want)}.")
+        dated = lab.Workspace({"AGENTS.md": "Root.\n", "2024/AGENTS.md": "Year.\n"})
+        prompt = self.build(_tools(dated), dated, "2024")
+        tags = [line for line in prompt.splitlines() if line.startswith("<instructions")]
+        want = ['<instructions path="AGENTS.md">', '<instructions path="2024/AGENTS.md">']
+        self.assertEqual(tags, want, f"for a session in 2024/ the prompt's files come in the order "
+                         f"{tags}; expected {want}: in find_instructions' order, root first, "
+                         "never sorted by path.")
         bare = lab.Workspace({"a.py": ""})
         prompt = self.build(_tools(bare), bare, ".")
         self.assertNotIn("<instructions", prompt, "with no AGENTS.md the prompt still has an "
@@ -330,8 +398,9 @@ class Lab1(_LabCase):
 
     def test_instructions_odd_files(self):
         """An AGENTS.md saved with Windows line endings or trailing spaces goes in without them
-        at its end; an empty one, or one of blank space only, is left out, and with no other file
-        there is no instructions section."""
+        at its end, and a blank line inside it stays; an empty one, or one of blank space only
+        (Windows line breaks included), is left out, and with no other file there is no
+        instructions section."""
         for text in ("Use tabs.\r\n", "Use tabs.  \t\n\n"):
             ws = lab.Workspace({"AGENTS.md": text})
             part = next((p for p in _sections(self.build(_tools(ws), ws))
@@ -340,7 +409,14 @@ class Lab1(_LabCase):
             self.assertEqual(part, want, f"for an AGENTS.md holding {text!r} the instructions "
                              f"section is {part!r}; expected {want!r}: rstrip() takes every kind "
                              "of blank space off the end, a carriage return included.")
-        for blank in ("", "  \n\n\t\n"):
+        ws = lab.Workspace({"AGENTS.md": "Indent with tabs.\n\nIn generated code, spaces.\n"})
+        prompt = self.build(_tools(ws), ws)
+        want = ('<instructions path="AGENTS.md">\nIndent with tabs.\n\nIn generated code, '
+                'spaces.\n</instructions>')
+        self.assertIn(want, prompt, "an AGENTS.md of two paragraphs lost the blank line between "
+                      "them in the prompt: only the end of a file is stripped, its inside goes in "
+                      "as written.")
+        for blank in ("", "  \n\n\t\n", "\r\n\r\n"):
             ws = lab.Workspace({"AGENTS.md": "Use tabs.\n", "app/AGENTS.md": blank})
             prompt = self.build(_tools(ws), ws, "app")
             self.assertNotIn("app/AGENTS.md", prompt, f"an app/AGENTS.md holding {blank!r} is in "
@@ -473,12 +549,25 @@ class Lab1(_LabCase):
             self.fail(f"the prompt differs from the spec's: {_first_difference(prompt, want)}.")
 
     def test_writes_nothing(self):
-        """Building the prompt writes nothing to the disk, and the same disk, tools, folder and
-        date give the same text twice."""
+        """Building the prompt writes nothing to the disk and changes none of its arguments (the
+        tools, their guidelines, the caller's list of guidelines), and the same disk, tools,
+        guidelines, folder and date give the same text twice."""
         ws = _disk()
-        first = self.build(_tools(ws), ws, "app/api")
-        second = self.build(_tools(ws), ws, "app/api")
+        tools = [_tool("grep", "Search files.", ["Quote paths."]),
+                 _tool("find", "Find files.", ["Prefer grep to reading."])] + _tools(ws)
+        extra = ["Keep answers short."]
+        first = self.build(tools, ws, "app/api", guidelines=extra)
+        second = self.build(tools, ws, "app/api", guidelines=extra)
         self.assertEqual(ws.writes, [], f"building the prompt wrote to the disk: {ws.writes[:2]}.")
+        changed = [what for what, now, was in (
+            ("the grep tool's guidelines", tools[0]["guidelines"], ["Quote paths."]),
+            ("the find tool's guidelines", tools[1]["guidelines"], ["Prefer grep to reading."]),
+            ("the caller's guidelines", extra, ["Keep answers short."]),
+            ("the list of tools", [t["name"] for t in tools], ["grep", "find", "read", "write"]))
+            if now != was]
+        self.assertEqual(changed, [], f"after two builds, {', '.join(changed)} had changed: "
+                         "building the prompt must leave its arguments as they came. Gather the "
+                         "guidelines into a new list of your own.")
         self.assertTrue(first == second, "two builds of the same world differ: "
                         f"{_first_difference(second, first)}.")
 
@@ -638,7 +727,8 @@ class Lab2(_LabCase):
         """The estimate before a prompt counts the system prompt as one more message, whether the
         Session was given a builder or a string: at a window just under
         estimate_tokens([user_message(system)] + messages + [user_message(text)]) + reserve it
-        compacts first, and at that window exactly it does not."""
+        compacts first, and still sends the one text it built and counted; at that window exactly
+        it does not compact."""
         big = "".join(f"- Rule {n}: keep module {n} free of imports from app/.\n"
                       for n in range(150))
         cases = [(given, window_less, compacts) for given in ("a builder", "a string")
@@ -657,6 +747,7 @@ class Lab2(_LabCase):
                                            + [harness.user_message(text)])
             session = self.session(model, build if given == "a builder" else system, tools, log,
                                    window=need + 200 - window_less, reserve=200, keep_recent=60)
+            build.count, start = 0, len(model.calls)
             events = self.prompt(session, text)
             did = [e for e in events if e["type"] == "compaction"]
             if compacts:
@@ -666,10 +757,19 @@ class Lab2(_LabCase):
                                  "threshold, and the Session did not compact first "
                                  f"({len(did)} compaction events). Count the system prompt in "
                                  "the estimate, whether it came as text or from a builder.")
+                sent = {r.system for r in model.calls[start:] if r.tools}
+                if given == "a builder":
+                    self.assertEqual((build.count, sent), (1, {system}), f"a prompt that "
+                                     f"compacted at the threshold called the builder "
+                                     f"{build.count} times and sent {len(sent)} different "
+                                     "system prompt(s); expected one build, and its text sent: "
+                                     "the text the estimate counted is the text the run sends, "
+                                     "compaction or not.")
             else:
                 self.assertEqual(did, [], f"given {given}, the Session compacted with the request "
-                                 "exactly at the threshold; expected no compaction: over means "
-                                 "over.")
+                                 "exactly at the threshold, the system prompt counted once as "
+                                 "one more message; expected no compaction: over means over, and "
+                                 "the prompt is counted once, in the estimate only.")
 
     def refused_once(self, text):
         """Four prompts of a session, then prompt(text) with a builder and a provider that refuses
@@ -756,8 +856,8 @@ class Lab2(_LabCase):
 
     def test_one_writer_still(self):
         """Lesson 12's one writer holds with a builder: while a prompt is running, is_running is
-        True and a second prompt() on the Session raises RuntimeError("already running"); after
-        the first ends, the next one runs."""
+        True and a second prompt() on the Session raises RuntimeError("already running") without
+        calling the builder; after the first ends, the next one runs."""
         ws, tools, clock, build = _world()
         session = self.session(lab.capped(lab.ScriptedModel([lab.forever(_reader)])), build, tools,
                                harness.SessionLog(ws, LOG))
@@ -766,11 +866,15 @@ class Lab2(_LabCase):
         running = getattr(session, "is_running", None)
         self.assertIs(running, True, f"mid-run, session.is_running is {running!r}; expected True, "
                       "as in lesson 12.")
+        built = build.count
         try:
             lab.drive(session.prompt("Read app/AGENTS.md."))
         except RuntimeError as error:
             self.assertIn("already running", str(error), f"the second prompt raised {error!r}; "
                           "expected RuntimeError('already running').")
+            self.assertEqual(build.count, built, "the second prompt() was refused, and it had "
+                             "still called the builder: it read the disk in the middle of the "
+                             "other run. Check the running flag first; build in the run.")
         else:
             self.fail("a second prompt ran while the first was still running: two runs wrote to "
                       "one log. Keep lesson 12's running flag, checked when prompt() is called.")
@@ -783,24 +887,39 @@ class Lab2(_LabCase):
                       "running flag when the run ends.")
 
     def test_a_builder_that_fails_does_not_block(self):
-        """A builder that raises ends that prompt with its exception, and the Session is not left running: the next prompt() runs (the prompt is built in the run, inside the guard, not in prompt() after the flag is set)."""
+        """A builder that raises ends that prompt with its exception, the same one, before any
+        request is sent or any line written to the log; and the Session is not left running: the
+        next prompt() runs (the prompt is built in the run, inside the guard, not in prompt()
+        after the flag is set)."""
         ws, tools, clock, build = _world()
+        unreadable = OSError("AGENTS.md could not be read")
         failures = []
 
         def flaky():
             if not failures:
                 failures.append(True)
-                raise OSError("AGENTS.md could not be read")
+                raise unreadable
             return build()
-        session = self.session(lab.capped(lab.ScriptedModel([lab.forever(_reader)])), flaky, tools,
-                               harness.SessionLog(ws, LOG))
+        model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
+        log = harness.SessionLog(ws, LOG)
+        session = self.session(model, flaky, tools, log)
         try:
             lab.drive(session.prompt("Read AGENTS.md."))
-        except OSError:
-            pass
         except Exception as error:
-            self.fail(f"the builder's OSError came out as {type(error).__name__}: {error}; let it "
-                      "go up as it is.")
+            self.assertIs(error, unreadable, f"the builder's OSError came out as "
+                          f"{type(error).__name__}: {error}; let it go up to the caller as it is, "
+                          "unwrapped.")
+        else:
+            self.fail("the builder raised OSError and the prompt ended without it: the error was "
+                      "swallowed, and the caller never learns that AGENTS.md could not be read. "
+                      "Do not catch the builder's error; let it end the prompt.")
+        self.assertEqual(len(model.calls), 0, f"the builder raised, and the Session still sent "
+                         f"{len(model.calls)} request(s) to the model, without the prompt it "
+                         "failed to build. The error ends the prompt before anything is sent.")
+        written = [m.get("role") for m in log.replay()]
+        self.assertEqual(written, [], f"the builder raised, and the log now holds {written}: a "
+                         "prompt that never ran left a message behind, which the next prompt "
+                         "will send. Build first; nothing is written until the run starts.")
         running = getattr(session, "is_running", None)
         self.assertIs(running, False, f"after the builder raised, session.is_running is "
                       f"{running!r}: the Session is stuck, and every later prompt is refused. "
