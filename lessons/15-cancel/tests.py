@@ -133,7 +133,7 @@ class _Case(unittest.TestCase):
 class Lab1(_Case):
 
     def test_token(self):
-        """CancelToken() starts not cancelled; cancel() sets it, a second cancel() changes nothing and raises nothing, and cancelled is a read-only property that is never reset."""
+        """CancelToken() starts not cancelled; cancel() sets it, a second cancel() changes nothing and raises nothing, and cancelled is a read-only property that is never reset; a token made after another was cancelled starts clear."""
         token = _token(self)
         self.assertIs(getattr(token, "cancelled", None), False,
                       f"a new token's cancelled is {getattr(token, 'cancelled', None)!r}; "
@@ -154,6 +154,10 @@ class Lab1(_Case):
             self.fail("token.cancelled = False was taken: anyone could un-cancel a run. Make "
                       "cancelled a read-only @property over self._cancelled.")
         self.assertIs(token.cancelled, True, "the token was reset; a token is never reset")
+        other = _token(self)
+        self.assertIs(other.cancelled, False, "a new token made after another was cancelled "
+                      "starts cancelled: keep the flag on the token (self._cancelled), not on "
+                      "the class, so one run's Esc never reaches another run")
 
     async def test_run_tool_async(self):
         """run_tool is async def: a plain tool runs as in lesson 4, an async tool is awaited and handed the run's token as its second argument, and a tool that raises still gives a result marked is_error."""
@@ -307,6 +311,28 @@ class Lab1(_Case):
                          f"message's error is {last.get('error_message')!r}; expected 3 pieces, "
                          "no tool, and CANCELLED_REPLY: await after every piece, a call's and its "
                          "arguments' too, or no other task runs until the reply is over")
+
+    async def test_cancel_as_the_reply_starts(self):
+        """A cancel set when a streamed reply's message_start is handed out (the frontend opens the reply's box, the user presses Esc) ends the reply before any piece is shown: no message_update, and a failed reply with CANCELLED_REPLY and no words."""
+        messages, token, events = [], _token(self), []
+        model = lab.StreamingModel([lab.say("Reading the config first, then the port."),
+                                    lab.say("Done.")])
+
+        async def on_event(event):
+            events.append(event["type"])
+            if event["type"] == "message_start":
+                token.cancel()
+        await self.run_all(self.agent(model, messages, [], token), "Cancelled at message_start",
+                           on_event)
+        shown = events.count("message_update")
+        last = messages[-1] if messages else {}
+        self.assertEqual((shown, lab.shape(messages), last.get("content"),
+                          last.get("error_message")),
+                         (0, "U A!", [], harness.CANCELLED_REPLY),
+                         f"after a cancel at message_start, {shown} piece(s) were shown and the "
+                         f"record is {lab.shape(messages)}, its last message {last!r}; expected 0 "
+                         "pieces and U A! with no words and CANCELLED_REPLY: message_start is an "
+                         "event like a piece, so await after it and look at the token then too")
 
     async def test_cancel_closes_the_stream(self):
         """A cancel between two pieces closes the stream there and then: not one more piece is pulled from the model's stream after the token is seen, and the stream is let go before the failed reply is recorded, not left open until the run ends."""
@@ -521,6 +547,34 @@ class Lab1(_Case):
                          "the follow-up last: an uncancelled run asks the queues as lesson 09's "
                          "did")
 
+    async def test_a_tool_that_ignores_the_cancel(self):
+        """A cancel from another task at 1 s, while an async tool that never looks at its token waits 3 s: the tool runs to its end and its result is recorded as it returned (not an error), the next call is cancelled without running, the model is not called again, and the run ends at 3 s."""
+        runs, messages, token = [], [], _token(self)
+
+        async def deaf(arguments, signal):   # one long wait: it never looks at the token
+            await asyncio.sleep(3)
+            runs.append("deaf")
+            return "deployed"
+        tools = [{"name": "a", "description": "a", "parameters": EMPTY, "execute": deaf},
+                 _tool("b", runs)]
+        model = lab.ScriptedModel([_two_calls(), lab.say("Done.")])
+        asyncio.get_running_loop().call_later(1, token.cancel)
+        await self.run_all(self.agent(model, messages, tools, token), "Cancelled at 1 s while "
+                           "a tool that never looks ran")
+        first = next((m for m in messages if m.get("tool_call_id") == "c1"), {})
+        self.assertEqual((first.get("content"), first.get("is_error")), ("deployed", False),
+                         f"c1's tool ran to its end and returned 'deployed', and its result is "
+                         f"{first!r}: record what the tool returned, as it returned it. The "
+                         "cancel decides whether a tool starts, not what a finished one did: "
+                         "'cancelled before it ran' would be false, and the model would run it "
+                         "again")
+        self.assertEqual((runs, len(model.calls), lab.shape(messages), lab.now()),
+                         (["deaf"], 1, "U A[c1,c2] R(c1) R(c2) A!", 3),
+                         f"tools run {runs}, model calls {len(model.calls)}, record "
+                         f"{lab.shape(messages)}, end at {lab.now()} s; expected ['deaf'], 1, "
+                         "U A[c1,c2] R(c1) R(c2) A! and 3 s: the cancel waits for the tool that "
+                         "ignores it, then stops the run at the next safe point")
+
     async def test_task_cancel_goes_through_the_run(self):
         """Cancelling the task that consumes a run while a tool runs ends it with CancelledError, the model is not called again, and the call is left for the harness to answer."""
         started, messages = asyncio.Event(), []
@@ -585,16 +639,24 @@ class Lab2(_Case):
             self.fail(f"{when}, h.cancel() raised {type(error).__name__}: {error}")
 
     async def test_cancel_when_idle(self):
-        """cancel() on an idle harness does nothing: twice before any run, and after a run, it raises nothing, and the next prompt runs to its answer."""
-        h = self.harness_for([lab.say("One."), lab.say("Two.")], [])
+        """cancel() on an idle harness does nothing: twice before any run, on a record resumed with an open call (U A[c0]), and after a run, it raises nothing and adds nothing to the record, and the next prompt runs to its answer."""
+        before = [lab.user("Deploy it."), lab.reply(lab.call("a", {}, id="c0"))]
+        h = self.harness_for([lab.say("One."), lab.say("Two.")], [_tool("a", [])],
+                             messages=before)
         self.cancel(h, "Before any run")
         self.cancel(h, "A second time, before any run")
+        self.assertEqual(lab.shape(h.messages), "U A[c0]",
+                         f"two cancels while idle made h.messages {lab.shape(h.messages)}; "
+                         "expected U A[c0], untouched: an idle cancel has no run to stop and "
+                         "changes nothing (no listener would hear what it added, so the log "
+                         "would part from memory)")
         await self.run_all(h.prompt("Hi"), "After a cancel while idle")
         self.cancel(h, "After a run")
         await self.run_all(h.prompt("Again"), "After a second cancel while idle")
-        self.assertEqual(lab.shape(h.messages), "U A U A",
-                         f"h.messages is {lab.shape(h.messages)}; expected U A U A: a cancel "
-                         "while idle stops nothing, not even the next run")
+        self.assertEqual(lab.shape(h.messages), "U A[c0] U A U A",
+                         f"h.messages is {lab.shape(h.messages)}; expected U A[c0] U A U A: a "
+                         "cancel while idle stops nothing, not even the next run, and closes "
+                         "no call")
 
     async def test_cancel_stops_this_run_only(self):
         """h.cancel() during a run (twice, at the first tool_execution_end) stops it at its next safe point; until the run has ended it is still running (is_running True, prompt() refused), after it is_running is False, and the next prompt runs in full: each run has a token of its own."""
@@ -627,10 +689,11 @@ class Lab2(_Case):
                          "still set: make a new CancelToken in every prompt().")
 
     async def test_cancel_before_the_first_step(self):
-        """h.cancel() right after prompt(), before the run has taken a step, stops that run before the model is asked: prompt() makes the run's token, not the run's first step."""
+        """h.cancel() right after prompt(), twice, before the run has taken a step, stops that run before the model is asked: prompt() makes the run's token, not the run's first step; the next prompt runs in full."""
         h = self.harness_for([lab.say("One.")], [])
         run = h.prompt("Go.")
         self.cancel(h, "Between prompt() and the run's first step")
+        self.cancel(h, "A second time, between prompt() and the run's first step")
         await self.run_all(run, "A run cancelled before its first step")
         self.assertEqual(lab.shape(h.messages), "U A!",
                          f"h.messages is {lab.shape(h.messages)}; expected U A!: the cancel came "
@@ -765,6 +828,82 @@ class Lab2(_Case):
                          "the listeners did not hear every INTERRUPTED result as a message_end")
         problems = _view_problems(h.messages)
         self.assertEqual(problems, [], f"the view of the record is refused: {problems}")
+
+    async def test_answered_calls_stay_answered(self):
+        """A call answered in an earlier run keeps its one result: prompt 1 runs c0 to its result, prompt 2 is cancelled mid-tool; the record and the log both end U A[c0] R(c0) A U A[c1] R(c1), with exactly one result for c0 and INTERRUPTED only for c1."""
+        ws, started, runs = lab.Workspace(), asyncio.Event(), []
+
+        async def deploy(arguments, signal):  # the first deploy returns; the second waits for ever
+            runs.append("deploy")
+            if len(runs) == 1:
+                return "deployed"
+            started.set()
+            await asyncio.Event().wait()
+        tools = [{"name": "deploy", "description": "deploy", "parameters": EMPTY,
+                  "execute": deploy}]
+        log = harness.SessionLog(ws, LOG)
+        h = self.harness_for([lab.reply(lab.call("deploy", {}, id="c0")), lab.say("Deployed."),
+                              lab.reply(lab.call("deploy", {}, id="c1"))], tools)
+        h.subscribe(harness.persist_to(log))
+        await self.run_all(h.prompt("Deploy."), "The first run, which ends by itself")
+        await self._escape(h, started)
+        for where, messages in (("h.messages", h.messages),
+                                ("the log after a reboot",
+                                 harness.SessionLog(ws.reboot(), LOG).replay())):
+            for_c0 = [m.get("content") for m in messages if m.get("tool_call_id") == "c0"]
+            self.assertEqual((lab.shape(messages), for_c0),
+                             ("U A[c0] R(c0) A U A[c1] R(c1)", ["deployed"]),
+                             f"{where} is {lab.shape(messages)}, with results for c0 {for_c0}; "
+                             "expected U A[c0] R(c0) A U A[c1] R(c1): every call answered once, "
+                             "c0 by 'deployed'. A call is open only if no toolResult anywhere in "
+                             "the record answers it: look at every result, not only those since "
+                             "the last prompt, match them by call id, and tell the listeners "
+                             "each closing result once")
+        self.assertEqual(h.messages[-1].get("content"), harness.INTERRUPTED,
+                         f"c1's result is {h.messages[-1]!r}; expected INTERRUPTED")
+
+    async def test_a_batch_cut_in_its_middle(self):
+        """Esc during the second call of a batch, on a record resumed from U A[c0] (a power cut mid-tool): c1 keeps the result its tool returned, c0 and c2 get INTERRUPTED in record order, and every call has exactly one result."""
+        started, runs = asyncio.Event(), []
+        before = [lab.user("Deploy it."), lab.reply(lab.call("a", {}, id="c0"))]
+        h = self.harness_for([lab.reply(lab.call("a", {}, id="c1"), lab.call("wait", {}, id="c2"))],
+                             [_tool("a", runs), _blocking("wait", started)], messages=before)
+        await self._escape(h, started)
+        results = [(m.get("tool_call_id"), "INTERRUPTED" if m.get("content") == harness.INTERRUPTED
+                    else m.get("content")) for m in h.messages if m["role"] == "toolResult"]
+        self.assertEqual((lab.shape(h.messages), results),
+                         ("U A[c0] U A[c1,c2] R(c1) R(c0) R(c2)",
+                          [("c1", "ok"), ("c0", "INTERRUPTED"), ("c2", "INTERRUPTED")]),
+                         f"h.messages is {lab.shape(h.messages)}, with results {results}; "
+                         "expected U A[c0] U A[c1,c2] R(c1) R(c0) R(c2), c1 answered by its "
+                         "tool's 'ok' and c0 then c2 by INTERRUPTED: the record may end on a "
+                         "result, not a reply, and which calls are open is a question of ids, "
+                         "not of counting calls and results")
+
+    async def test_queued_words_outlive_a_cancel(self):
+        """Steering and a follow-up queued during a run that is then cancelled stay queued: the next prompt takes the steering in with its own words and the follow-up where it would end, U A[c1] R(c1) U U A U A."""
+        started = asyncio.Event()
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1")), lab.say("Tabs, then."),
+                              lab.say("Docs too.")], [_blocking("wait", started)])
+
+        async def consume():
+            async for _ in h.prompt("Go."):
+                pass
+        task = asyncio.create_task(consume())
+        await started.wait()
+        h.steer("Use tabs.")
+        h.follow_up("And the docs?")
+        self.cancel(h, "While the tool ran, with words queued")
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await self.run_all(h.prompt("Go on."), "The run after the cancel")
+        said = [m["content"] for m in h.messages if m["role"] == "user"]
+        self.assertEqual((lab.shape(h.messages), said),
+                         ("U A[c1] R(c1) U U A U A", ["Go.", "Go on.", "Use tabs.", "And the docs?"]),
+                         f"after the cancel, the next run left {lab.shape(h.messages)}, the user "
+                         f"said {said}; expected U A[c1] R(c1) U U A U A with the steering after "
+                         "'Go on.' and the follow-up last: a cancel stops a run, not the words "
+                         "the user queued for the next one. Leave the queues alone.")
 
     async def test_repair_heard_after_it_is_recorded(self):
         """While the listeners hear the repair, the harness is still running, and each INTERRUPTED result they hear is already the last message of the record."""

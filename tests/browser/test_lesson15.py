@@ -42,8 +42,8 @@ def test_lesson_15_as_a_reader_does_it(page, base_url, site_dir):
     assert "task cancelled: True | model calls: 1" in run_cell(page, "15-4")
 
     # A break out of an async run: still running at once, idle a moment later, and aclosing.
-    output = run_cell(page, "15-8")
-    assert output == recorded(page, "15-8")
+    output = run_cell(page, "15-7")
+    assert output == recorded(page, "15-7")
     assert "after the break, running: True" in output and "after aclosing, running: False" in output
 
     # Both labs: they fail on the starting file and pass on the reference solution.
@@ -56,5 +56,5 @@ def test_lesson_15_as_a_reader_does_it(page, base_url, site_dir):
         assert after and set(after.values()) == {"pass"}, f"lab {point} on its solution: {after}"
 
     # The cell marked lab=2 now runs on the reader's harness: the Esc on their own code.
-    assert run_cell(page, "15-9") == recorded(page, "15-9")
-    assert page.locator("#cell-15-9").get_attribute("data-harness") == "mine"
+    assert run_cell(page, "15-8") == recorded(page, "15-8")
+    assert page.locator("#cell-15-8").get_attribute("data-harness") == "mine"
