@@ -82,7 +82,7 @@ class Lab1(unittest.TestCase):
     def _drive(self, run, what="the run"):
         """Every event of `run`, or a plain FAIL naming the exception."""
         try:
-            return lab.drive(run)
+            return lab.drive(_a_generator(run))
         except AssertionError:
             raise
         except Exception as error:  # the reader's code: say what happened, do not crash
@@ -141,8 +141,10 @@ class Lab1(unittest.TestCase):
         """(events, messages) of a whole run of "Go.", or a plain FAIL naming the exception."""
         messages = []
         try:
-            events = lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, "Go.",
-                                                 **options))
+            events = lab.drive(_a_generator(harness.run_agent(model, harness.SYSTEM, messages,
+                                                              tools, "Go.", **options)))
+        except AssertionError:
+            raise
         except lab.ScriptExhausted:
             self.fail(f"{what}, the model was called {len(model.calls)} times, more than it "
                       f"should have been; the transcript by then: {lab.shape(messages)}")
@@ -300,8 +302,8 @@ class Lab1(unittest.TestCase):
                 ("a max_turns=1 stop", lab.ScriptedModel([runaway] * 3), {"max_turns": 1})):
             earlier = [lab.user("Hi"), lab.say("Hello.")]
             messages = list(earlier)
-            run = lab.steps(harness.run_agent(model, harness.SYSTEM, messages, [_echo([])],
-                                              "Ping it.", **options))
+            run = lab.steps(_a_generator(harness.run_agent(model, harness.SYSTEM, messages,
+                                                           [_echo([])], "Ping it.", **options)))
             heard, problem = [], None
             try:
                 for n, event in enumerate(run, 1):
@@ -366,8 +368,10 @@ class Lab1(unittest.TestCase):
                                        lab.say("It said pong.")])
             before = len(messages)
             try:
-                events = lab.drive(harness.run_agent(model, harness.SYSTEM, messages,
-                                                     [_echo([])], "Ping it.", max_turns=2))
+                events = lab.drive(_a_generator(harness.run_agent(
+                    model, harness.SYSTEM, messages, [_echo([])], "Ping it.", max_turns=2)))
+            except AssertionError:
+                raise
             except Exception as error:
                 self.fail(f"run {n} on the list raised {type(error).__name__}: {error}")
             mine = messages[before:]
