@@ -144,10 +144,23 @@ def run_events(test: unittest.TestCase, start: Callable[[], Any], what: str,
     return events
 
 
+def _closes_on(test: unittest.TestCase, events: list, messages: list, what: str) -> None:
+    """The run's last turn_end carries the reply that ended it, the last message on the list."""
+    ends = [e for e in events if e.get("type") == "turn_end"]
+    carried = ends[-1].get("message", "no \"message\" at all") if ends else "no turn_end at all"
+    from .messages import show
+    said = show([carried]) if isinstance(carried, dict) else str(carried)
+    test.assertTrue(bool(ends) and bool(messages) and carried is messages[-1],
+                    f"{what} carried {said}; expected the failed reply that ended the run, "
+                    "the last message on the list: a turn that ends on a failed reply still "
+                    "closes with it as turn_end's \"message\".")
+
+
 def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = False,
                      retry: bool = False) -> None:
     """The rules of run_agent a rewrite must keep (lessons 4, 5, 7 and 9): events agent_start,
-    turn_start ... turn_end and agent_end (with the run's messages) around the run and each turn;
+    turn_start ... turn_end and agent_end (with the run's messages) around the run and each turn,
+    the turn_end of a max_turns stop or a failed reply carrying that reply;
     a call to a missing tool answered with a result marked is_error; max_turns stopping the run
     with a failed reply before the extra model call; after a failed reply no tool runs and nobody
     is asked for steering or follow-ups; steering asked after each turn and follow-ups when the run
@@ -199,9 +212,9 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
     # the brake
     messages, runs = [], []
     model = Model([reply(call("ping", {}, id="p1")), say("Never sent.")])
-    run_events(test, lambda: run_agent(model, system, messages, [_tool("ping", runs)], "Go.",
-                                       max_turns=1),
-               f"With max_turns=1 and a {kind}model that calls ping", lambda: messages)
+    events = run_events(test, lambda: run_agent(model, system, messages, [_tool("ping", runs)],
+                                                "Go.", max_turns=1),
+                        f"With max_turns=1 and a {kind}model that calls ping", lambda: messages)
     last = messages[-1] if messages else {}
     test.assertEqual((len(model.calls), shape(messages), last.get("error_message")),
                      (1, "U A[p1] R(p1) A!", "Agent stopped after max_turns=1"),
@@ -209,6 +222,7 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
                      f"record is {shape(messages)}, ending on {last.get('error_message')!r}; "
                      "expected one call and U A[p1] R(p1) A!, the failed reply 'Agent stopped "
                      "after max_turns=1', made before the second model call, never after it.")
+    _closes_on(test, events, messages, "With max_turns=1, the stop turn's turn_end")
 
     # a failed reply: nothing of it acted on, nobody asked
     asked: list = []
@@ -223,9 +237,10 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
     messages, runs = [], []
     failed = dict(reply(call("ping", {}, id="p1")), stop_reason="error", error_message="cut off")
     model = Model([failed, say("Never sent.")])
-    run_events(test, lambda: run_agent(model, system, messages, [_tool("ping", runs)], "Go.",
-                                       get_steering=get_steering, get_follow_ups=get_follow_ups),
-               f"With a {kind}model whose reply fails", lambda: messages)
+    events = run_events(test, lambda: run_agent(model, system, messages, [_tool("ping", runs)],
+                                                "Go.", get_steering=get_steering,
+                                                get_follow_ups=get_follow_ups),
+                        f"With a {kind}model whose reply fails", lambda: messages)
     left = shape(messages)
     kept = ("U A![p1]", "U A!") if stream else ("U A![p1]",)   # a failed stream may drop the call
     test.assertTrue(not runs and left in kept and asked == ["steering"],
@@ -233,6 +248,7 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
                     f"is {left}, and the loop asked {asked}; expected no tool run, the prompt "
                     "and the failed reply only, and only the steering asked with the prompt: "
                     "none of a failed reply is acted on, and after it nobody is asked for more.")
+    _closes_on(test, events, messages, "After a failed reply, the last turn_end")
 
     # steering after each turn, follow-ups when the run would end
     asked = []

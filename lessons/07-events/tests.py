@@ -1,7 +1,8 @@
 """Lesson 07's lab tests: events and renderers (point 7.1).
 
 Lab1 checks run_agent as a generator of events (balanced pairs, mutate then announce, events as
-things happen, no printing) and FinalTextRenderer, a frontend that is a fold over those events.
+things happen, no printing) and FinalTextRenderer, a frontend that keeps the newest assistant
+message and answers at finish().
 Each test's docstring is its checklist line on the page, word for word; the tests run in the order
 they are written.
 
@@ -41,9 +42,28 @@ def _one_call_run(messages=None, runs=None):
     model = lab.ScriptedModel([lab.reply(call), lab.say("It said pong.")])
     messages = [] if messages is None else messages
     runs = [] if runs is None else runs
-    run = harness.run_agent(model, harness.SYSTEM, messages, [_echo(runs)], "Ping it.")
+    run = _a_generator(harness.run_agent(model, harness.SYSTEM, messages, [_echo(runs)],
+                                         "Ping it."))
     # lab.steps: the run as it is, or, from lesson 15 on (async), stepped one event per next()
     return lab.steps(run), messages, model, call
+
+
+def _a_generator(run):
+    """`run` itself, if it is a generator (or, from lesson 15 on, an async one); otherwise a FAIL
+    that says so, the same words for every test that meets it."""
+    if not (inspect.isgenerator(run) or inspect.isasyncgen(run)):
+        raise AssertionError(f"run_agent returned a {type(run).__name__}, not a generator: put "
+                             "a `yield` in it for each event, so that it hands the events out "
+                             "one by one as the run goes, instead of returning at the end")
+    return run
+
+
+def _carried(event):
+    """What an event carries as "message", in a few words."""
+    if "message" not in event:
+        return "no \"message\" at all"
+    message = event["message"]
+    return lab.show([message]) if isinstance(message, dict) else repr(message)
 
 
 def _first_difference(got, want):
@@ -62,7 +82,7 @@ class Lab1(unittest.TestCase):
     def _drive(self, run, what="the run"):
         """Every event of `run`, or a plain FAIL naming the exception."""
         try:
-            return lab.drive(run)
+            return lab.drive(_a_generator(run))
         except AssertionError:
             raise
         except Exception as error:  # the reader's code: say what happened, do not crash
@@ -121,8 +141,10 @@ class Lab1(unittest.TestCase):
         """(events, messages) of a whole run of "Go.", or a plain FAIL naming the exception."""
         messages = []
         try:
-            events = lab.drive(harness.run_agent(model, harness.SYSTEM, messages, tools, "Go.",
-                                                 **options))
+            events = lab.drive(_a_generator(harness.run_agent(model, harness.SYSTEM, messages,
+                                                              tools, "Go.", **options)))
+        except AssertionError:
+            raise
         except lab.ScriptExhausted:
             self.fail(f"{what}, the model was called {len(model.calls)} times, more than it "
                       f"should have been; the transcript by then: {lab.shape(messages)}")
@@ -134,11 +156,8 @@ class Lab1(unittest.TestCase):
         """run_agent is a generator: calling it calls no model and appends nothing, and the first event it yields is agent_start."""
         messages, model = [], lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")),
                                                  lab.say("It said pong.")])
-        run = harness.run_agent(model, harness.SYSTEM, messages, [_echo([])], "Ping it.")
-        self.assertTrue(inspect.isgenerator(run) or inspect.isasyncgen(run),
-                        "run_agent should be a generator function: it "
-                        f"yields its events (it returned a {type(run).__name__})")
-        run = lab.steps(run)
+        run = lab.steps(_a_generator(harness.run_agent(model, harness.SYSTEM, messages,
+                                                       [_echo([])], "Ping it.")))
         self.assertEqual((len(model.calls), len(messages)), (0, 0),
                          f"calling run_agent already made {len(model.calls)} model call(s) and "
                          f"appended {len(messages)} message(s): nothing should happen until the "
@@ -283,8 +302,8 @@ class Lab1(unittest.TestCase):
                 ("a max_turns=1 stop", lab.ScriptedModel([runaway] * 3), {"max_turns": 1})):
             earlier = [lab.user("Hi"), lab.say("Hello.")]
             messages = list(earlier)
-            run = lab.steps(harness.run_agent(model, harness.SYSTEM, messages, [_echo([])],
-                                              "Ping it.", **options))
+            run = lab.steps(_a_generator(harness.run_agent(model, harness.SYSTEM, messages,
+                                                           [_echo([])], "Ping it.", **options)))
             heard, problem = [], None
             try:
                 for n, event in enumerate(run, 1):
@@ -306,13 +325,14 @@ class Lab1(unittest.TestCase):
                           "message you append")
 
     def test_every_exit_balanced(self):
-        """A max_turns stop and a provider error still end with turn_end, agent_end, every turn_start is closed by its turn_end before the next one, the run has one agent_start and one agent_end, and agent_end's last message is the failed reply."""
+        """A max_turns stop and a provider error still end with turn_end, agent_end, every turn_start is closed by its turn_end before the next one, the run has one agent_start and one agent_end, and the last turn_end's message and agent_end's last message are the failed reply."""
         runaway = lab.reply(lab.call("ping", {}, id="p1"))
         for name, model, options in (
                 ("a max_turns=1 stop", lab.ScriptedModel([runaway] * 3), {"max_turns": 1}),
                 ("a provider error", lab.ScriptedModel([lab.provider_error("503")]), {})):
-            events = self._drive(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Go.",
-                                                   **options), f"the run with {name}")
+            messages = []
+            events = self._drive(harness.run_agent(model, harness.SYSTEM, messages, [_echo([])],
+                                                   "Go.", **options), f"the run with {name}")
             types = _types(events)
             self.assertEqual(types[-2:], ["turn_end", "agent_end"],
                              f"after {name} the run should end turn_end, agent_end; it ended "
@@ -334,6 +354,37 @@ class Lab1(unittest.TestCase):
             self.assertEqual(last.get("stop_reason"), "error",
                              f"after {name} the last of agent_end's messages should be the failed "
                              f"reply (stop_reason \"error\"), got {lab.show([last])}")
+            failed = messages[-1] if messages else None
+            self.assertIs(events[-2].get("message"), failed,
+                          f"after {name} the last turn_end carried {_carried(events[-2])}, not "
+                          "the failed reply on your list: a turn that ends on a failed reply "
+                          "still closes with it as turn_end's \"message\"")
+
+    def test_two_runs_on_one_list(self):
+        """A second run on the same list, with the same prompt "Ping it." and max_turns=2, is a run of its own: its two model calls are allowed again, it ends on the answer, and its agent_end carries its own four messages, not the first run's."""
+        messages = []
+        for n in (1, 2):
+            model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id=f"p{n}")),
+                                       lab.say("It said pong.")])
+            before = len(messages)
+            try:
+                events = lab.drive(_a_generator(harness.run_agent(
+                    model, harness.SYSTEM, messages, [_echo([])], "Ping it.", max_turns=2)))
+            except AssertionError:
+                raise
+            except Exception as error:
+                self.fail(f"run {n} on the list raised {type(error).__name__}: {error}")
+            mine = messages[before:]
+            self.assertEqual((len(model.calls), lab.shape(mine)), (2, f"U A[p{n}] R(p{n}) A"),
+                             f"run {n} on one list, with max_turns=2, made {len(model.calls)} "
+                             f"model call(s) and added {lab.shape(mine) or 'nothing'}; expected 2 "
+                             f"and U A[p{n}] R(p{n}) A: each run counts its own turns from 0")
+            got = events[-1].get("messages") if events else None
+            self.assertTrue(isinstance(got, list) and len(got) == len(mine)
+                            and all(a is b for a, b in zip(got, mine)),
+                            f"run {n}'s agent_end carried {lab.shape(got or [])}; expected "
+                            f"{lab.shape(mine)}, the messages this run added and no others: "
+                            "keep them as you append them")
 
     def test_prints_nothing(self):
         """run_agent prints nothing: a whole run pulled to its end with no frontend writes nothing to stdout."""
@@ -344,7 +395,7 @@ class Lab1(unittest.TestCase):
                          "drawing is a frontend's job; the loop only yields events")
 
     def test_final_text_renderer(self):
-        """FinalTextRenderer prints nothing while rendering a run, then finish() prints "It said pong." and returns True; an answer with no words is an answer too, and finish() returns True for it."""
+        """FinalTextRenderer prints nothing while rendering a run, then finish() prints "It said pong." and returns True; an answer in two text blocks is printed whole; an answer with no words is an answer too, and finish() returns True for it."""
         run, _, _, _ = _one_call_run()
         frontend, _ = self._call(harness.FinalTextRenderer)
         _, during = self._call(lambda: [frontend.render(event) for event in run])
@@ -358,6 +409,16 @@ class Lab1(unittest.TestCase):
         self.assertEqual(self.stderr, "", f"finish() wrote {self.stderr!r} to stderr after a "
                          "run that ended well; expected nothing there")
         frontend, _ = self._call(harness.FinalTextRenderer)
+        two = lab.reply(lab.text("The server listens "), lab.text("on port 9090."))
+        run = lab.steps(harness.run_agent(lab.ScriptedModel([two]), harness.SYSTEM, [], [],
+                                          "Which port?"))
+        self._call(lambda: [frontend.render(event) for event in run])
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, ok), ("The server listens on port 9090.\n", True),
+                         f"after an answer in two text blocks, finish() printed {printed!r} and "
+                         f"returned {ok!r}; expected 'The server listens on port 9090.\\n' and "
+                         "True: print text_of the answer, all of its words")
+        frontend, _ = self._call(harness.FinalTextRenderer)
         run = lab.steps(harness.run_agent(lab.ScriptedModel([lab.say("")]), harness.SYSTEM, [],
                                           [], "Say nothing."))
         self._call(lambda: [frontend.render(event) for event in run])
@@ -369,7 +430,7 @@ class Lab1(unittest.TestCase):
                          "whether there is text")
 
     def test_final_text_renderer_on_failure(self):
-        """After a run that failed, finish() prints "Error: 503 overloaded" and returns False, and a failed reply that got words out first ("I'll clear out the old build first.", then "connection reset") prints "Error: connection reset", not its words; with no assistant message at all it prints nothing and returns False."""
+        """After a run that failed, finish() prints "Error: 503 overloaded" and returns False, and a failed reply that got words out first ("I'll clear out the old build first.", then "connection reset") prints "Error: connection reset", not its words, and so does one that got a call out before it failed ("Error: cut off"); with no assistant message at all it prints nothing and returns False."""
         model = lab.ScriptedModel([lab.provider_error("503 overloaded")])
         frontend, _ = self._call(harness.FinalTextRenderer)
         run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [], "Hi"))
@@ -390,6 +451,18 @@ class Lab1(unittest.TestCase):
                          f"after a failed reply that had words in it, finish() printed {printed!r} "
                          f"and returned {ok!r}; expected 'Error: connection reset\\n' and False: "
                          "look at stop_reason before the text, since half a reply is no answer")
+        cut = dict(lab.reply(lab.call("ping", {}, id="p1")), stop_reason="error",
+                   error_message="cut off")
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        run = lab.steps(harness.run_agent(lab.ScriptedModel([cut]), harness.SYSTEM, [],
+                                          [_echo([])], "Hi"))
+        self._call(lambda: [frontend.render(event) for event in run])
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, ok), ("Error: cut off\n", False),
+                         f"after a failed reply that held a call, finish() printed {printed!r} "
+                         f"and returned {ok!r}; expected 'Error: cut off\\n' and False: keep "
+                         "every assistant message, the failed one with a call too, and look at "
+                         "stop_reason first")
         frontend, _ = self._call(harness.FinalTextRenderer)
         ok, printed = self._call(frontend.finish)
         self.assertEqual((printed, self.stderr, ok), ("", "", False),
@@ -441,7 +514,7 @@ class Lab1(unittest.TestCase):
                          "never reads")
 
     def test_stop_is_a_turn(self):
-        """A max_turns stop is a turn of its own, announced like any reply: with max_turns=1 a runaway's run ends turn_end, turn_start, message_end (the stop), turn_end, agent_end; with max_turns=0 the model is never called and the run is agent_start, turn_start, message_end (prompt), message_end (the stop), turn_end, agent_end."""
+        """A max_turns stop is a turn of its own, announced like any reply: with max_turns=1 a runaway's run ends turn_end, turn_start, message_end (the stop), turn_end, agent_end; with max_turns=0 the model is never called and the run is agent_start, turn_start, message_end (prompt), message_end (the stop), turn_end, agent_end; that last turn_end carries the stop as its "message"."""
         want = {1: ["turn_end", "turn_start", "message_end", "turn_end", "agent_end"],
                 0: ["agent_start", "turn_start", "message_end", "message_end", "turn_end",
                     "agent_end"]}
@@ -468,9 +541,14 @@ class Lab1(unittest.TestCase):
                           f"with max_turns={limit} the last message_end carried "
                           f"{lab.show([last_end or {}])}, not the stop on your list: announce "
                           "the stop like any message")
+            turn_end = events[-2] if len(events) > 1 else {}
+            self.assertIs(turn_end.get("message"), messages[-1] if messages else None,
+                          f"with max_turns={limit} the stop turn's turn_end carried "
+                          f"{_carried(turn_end)}, not the stop on your list: the stop is that "
+                          "turn's reply, and turn_end carries it as \"message\" like any other")
 
     def test_brake_still_holds(self):
-        """Lesson 5's brake still holds: with max_turns=2 a model that never stops asking is called twice and the run ends on "Agent stopped after max_turns=2"; an answer in the second allowed turn ends the run well; without max_turns a run of three model calls is not cut short."""
+        """Lesson 5's brake still holds: with max_turns=2 a model that never stops asking is called twice and the run ends on "Agent stopped after max_turns=2"; so is one that asks for two tools at a time (max_turns counts model calls, not tools); an answer in the second allowed turn ends the run well; without max_turns a run of three model calls is not cut short."""
         ping = lab.call("ping", {}, id="p1")
         model = lab.ScriptedModel([lab.reply(ping)] * 3)    # a limit dropped fails, fast
         events, messages = self._run(model, [_echo([])], "with max_turns=2 and a runaway",
@@ -490,6 +568,14 @@ class Lab1(unittest.TestCase):
                          "an answer in the last allowed turn should end the run well, U A[p1] "
                          f"R(p1) A; it left {lab.shape(messages)}: the check comes before a "
                          "call, never after one")
+        two = lab.reply(lab.call("ping", {}, id="p1"), lab.call("ping", {}, id="p2"))
+        model = lab.ScriptedModel([two] * 3)
+        events, messages = self._run(model, [_echo([])], "with max_turns=2 and a runaway that "
+                                     "asks for two tools at a time", max_turns=2)
+        self.assertEqual(len(model.calls), 2,
+                         f"with max_turns=2 and replies of two calls each, the model was called "
+                         f"{len(model.calls)} time(s); expected 2: max_turns counts model calls, "
+                         "and a reply's tools all belong to its one turn")
         model = lab.ScriptedModel([lab.reply(ping), lab.reply(ping), lab.say("Done.")])
         events, messages = self._run(model, [_echo([])], "without max_turns")
         self.assertEqual((len(model.calls), lab.shape(messages)),
@@ -499,27 +585,40 @@ class Lab1(unittest.TestCase):
                          "R(p1) A: max_turns=None means no limit")
 
     def test_failures_still_results(self):
-        """Lessons 4 and 5 still hold: a tool that raises becomes a result marked is_error and the run goes on; a failed reply that holds a call runs no tool; an exception from model.complete is not caught: it reaches the consumer with no turn_end or agent_end before it, and the record keeps the prompt."""
+        """Lessons 4 and 5 still hold: a tool that raises becomes a result marked is_error, announced with its message_end and carried by its tool_execution_end, the reply's next call still runs, and the run goes on; a failed reply that holds a call runs no tool; an exception from model.complete is not caught: it reaches the consumer with no turn_end or agent_end before it, and the record keeps the prompt."""
         def broken(arguments):
             raise ValueError("disk on fire")
         tool = {"name": "ping", "description": "Breaks.",
                 "parameters": {"type": "object", "properties": {}}, "execute": broken}
-        model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")), lab.say("It broke.")])
+        model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1"),
+                                             lab.call("ping", {}, id="p2")), lab.say("It broke.")])
         events, messages = self._run(model, [tool], "with a tool that raises",
                                      hint=". A tool's exception should become a result: run "
                                           "every call through run_tool, as lesson 4 does")
         starts, ends = (_types(events).count(kind) for kind in ("tool_execution_start",
                                                                 "tool_execution_end"))
-        self.assertEqual((starts, ends), (1, 1),
-                         f"with a tool that raises, the run yielded {starts} tool_execution_start "
-                         f"and {ends} tool_execution_end; expected one of each: a tool that fails "
-                         "still ends, and its end carries the error result")
+        self.assertEqual((starts, ends), (2, 2),
+                         f"with a reply of two calls to a tool that raises, the run yielded "
+                         f"{starts} tool_execution_start and {ends} tool_execution_end; expected "
+                         "two of each: a call whose tool failed still ends, and the next call "
+                         "still runs")
         result = messages[2] if len(messages) > 2 else {}
         self.assertEqual((result.get("is_error"), result.get("content"), lab.shape(messages)),
-                         (True, "disk on fire", "U A[p1] R(p1) A"),
+                         (True, "disk on fire", "U A[p1,p2] R(p1) R(p2) A"),
                          "a tool that raises should become a toolResult with is_error True and "
-                         f"the error's words, and the run go on to the answer; got "
-                         f"{lab.show(messages)}. Run every call through run_tool")
+                         "the error's words, every call of the reply get its result, and the run "
+                         f"go on to the answer; got {lab.show(messages)}. Run every call through "
+                         "run_tool")
+        ends = [e for e in events if e["type"] == "tool_execution_end"]
+        self.assertIs(ends[0].get("result"), messages[2],
+                      "with a tool that raises, tool_execution_end's \"result\" should be the "
+                      f"error result on your list, got {ends[0].get('result', 'no result at all')!r}")
+        announced = [e.get("message") for e in events if e["type"] == "message_end"]
+        self.assertTrue(len(announced) == len(messages)
+                        and all(a is b for a, b in zip(announced, messages)),
+                        f"with a tool that raises, the message_end events announced "
+                        f"{lab.shape(announced)} for the record {lab.shape(messages)}: a result "
+                        "marked is_error is a message like any other, announced when appended")
         runs = []
         failed = dict(lab.reply(lab.call("ping", {}, id="p1")), stop_reason="error",
                       error_message="cut off")
