@@ -299,9 +299,9 @@ def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #   - offset or limit below 1: ValueError("offset and limit must be 1 or more")
 #   - no such file: FileNotFoundError(f"File not found: {path}. Files here: {names}"), the names
 #     being ws.listdir(".") joined with ", ". An error is a result too, so the list keeps to
-#     the budget, measured as it is sent: as many names, from the first, as keep the joined
-#     list within max_bytes bytes of UTF-8 and max_lines names, and, if some are left out,
-#     f" and {left} more" after the last one shown
+#     the byte budget (it is one line: max_lines has nothing to count): as many names, from the
+#     first, as keep the joined list, ", " included, within max_bytes bytes of UTF-8, and, if
+#     some are left out, f" and {left} more" after the last one shown
 #   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
 #     f"{n} lines"). Offset 1 of an empty file is not past it: it returns "". A limit that runs
 #     past the last line is not a mistake either: it reads what is there
@@ -326,7 +326,7 @@ def make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
             names, shown, size = ws.listdir("."), 0, 0
             for name in names:          # the list as it is sent: ", " before all but the first
                 size += len(name.encode()) + (2 if shown else 0)
-                if shown == max_lines or size > max_bytes:
+                if size > max_bytes:
                     break
                 shown += 1
             more = f" and {len(names) - shown} more" if shown < len(names) else ""

@@ -77,11 +77,19 @@ class _Case(lab.LabCase):
         if difference:
             self.fail(f"{what}: {difference}")
 
+    def need(self, name):
+        """harness.<name>, or a FAIL that says harness.py does not have it yet."""
+        function = getattr(harness, name, None)
+        if not callable(function):
+            self.fail(f"harness.py has no {name}: write it in region 2, under MAX_LINES and "
+                      "MAX_BYTES.")
+        return function
+
     def cut(self, name, text, want, **budget):
         """Check truncate_head or truncate_tail on a short text against (kept, lines_shown)."""
         shown = ", ".join([_clip(text, 40)] + [f"{k}={v}" for k, v in budget.items()])
         call = f"{name}({shown})"
-        got = self.call(call, getattr(harness, name), text, **budget)
+        got = self.call(call, self.need(name), text, **budget)
         if not (isinstance(got, tuple) and len(got) == 2):
             self.fail(f"{call} should return a pair (kept, lines_shown), not {_clip(got)}")
         if got != want:
@@ -153,16 +161,16 @@ class Lab1(_Case):
                       f"{harness.MAX_LINES} and {harness.MAX_BYTES}")
         line = "x" * 49 + "\n"
         text = line * 1000
-        kept, shown = self.call("truncate_head(text)", harness.truncate_head, text)
+        kept, shown = self.call("truncate_head(text)", self.need("truncate_head"), text)
         if (len(kept.encode()), shown) != (50_000, 1000):
             self.fail(f"1,000 lines of 50 bytes are exactly MAX_BYTES and should all come back; "
                       f"got {shown} lines, {len(kept.encode())} bytes")
         over = line * 999 + "x" * 50 + "\n"
-        kept, shown = self.call("truncate_head(text)", harness.truncate_head, over)
+        kept, shown = self.call("truncate_head(text)", self.need("truncate_head"), over)
         if shown != 999:
             self.fail(f"with a last line one byte longer (50,001 bytes in all) the first 999 lines "
                       f"should come back and the last should not; got {shown} lines")
-        kept, shown = self.call("truncate_head(text)", harness.truncate_head, "z\n" * 2001)
+        kept, shown = self.call("truncate_head(text)", self.need("truncate_head"), "z\n" * 2001)
         if shown != 2000 or kept != "z\n" * 2000:
             self.fail(f"2,001 short lines should give MAX_LINES of them, 2,000; got {shown}")
 
@@ -170,10 +178,15 @@ class Lab1(_Case):
         """truncate_head stops at the first line that does not fit, even when a shorter line after it would."""
         self.cut("truncate_head", "short\n" + "x" * 40 + "\nok\n", ("short\n", 1), max_bytes=20)
 
+    def test_head_windows_line_ends(self):
+        """A "\\r\\n" line end is two bytes, and is kept as it is: truncate_head("a\\r\\nb\\r\\n", max_bytes=5) is ("a\\r\\n", 1), and max_bytes=6 keeps both lines."""
+        self.cut("truncate_head", "a\r\nb\r\n", ("a\r\n", 1), max_bytes=5)
+        self.cut("truncate_head", "a\r\nb\r\n", ("a\r\nb\r\n", 2), max_bytes=6)
+
     def test_read_small_file(self):
         """read of a small file returns all of it, exactly, and so does limit=3, with no note; offset=2, limit=1 returns only line 2, followed by "[Showing lines 2-2 of 3. Use offset=3 to continue.]"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         self.same(self.ordinary(read, {"path": "a.py"}, "read of a.py"),
                   "A = 1\nB = 2\nC = 3\n", "read of the 3-line a.py")
         self.same(self.ordinary(read, {"path": "a.py", "limit": 3}, "read of a.py, limit=3"),
@@ -186,7 +199,7 @@ class Lab1(_Case):
     def test_read_limit_past_the_end(self):
         """A limit that runs past the end of the file is not a mistake: it reads what is there. On the 3-line "A = 1\\nB = 2\\nC = 3\\n", limit=10 returns all of it, offset=2, limit=10 returns lines 2 and 3, and offset=3, limit=5 returns "C = 3\\n", each with no note; an offset past the end is still an error with a limit: offset=4, limit=2 is "offset 4 is past the end of a.py: 3 lines"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         for arguments, want in (({"limit": 10}, "A = 1\nB = 2\nC = 3\n"),
                                 ({"offset": 2, "limit": 10}, "B = 2\nC = 3\n"),
                                 ({"offset": 3, "limit": 5}, "C = 3\n")):
@@ -205,7 +218,7 @@ class Lab1(_Case):
     def test_read_blank_lines(self):
         """Blank lines are lines: "\\n \\n\\n" reads back exactly, 3 lines, offset=3 returns "\\n", and offset 4 is past the end, "offset 4 is past the end of blank.txt: 3 lines"; the empty empty.txt with limit=5 reads as ""."""
         ws = lab.Workspace({"blank.txt": "\n \n\n", "empty.txt": ""})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         what = "read of blank.txt, \"\\n \\n\\n\" (three lines, nothing but blanks)"
         self.same(self.ordinary(read, {"path": "blank.txt"}, what), "\n \n\n",
                   f"the {what}: a file of blank lines is not empty, and nothing in it is dropped")
@@ -220,7 +233,7 @@ class Lab1(_Case):
     def test_read_big_file(self):
         """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and so does limit=3000, since a limit never lifts the budget; offset=4001 returns the last 1000 lines and no note."""
         ws = lab.Workspace({"big.txt": _numbered(5000)})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         self.same(self.ordinary(read, {"path": "big.txt"}, "read of big.txt"),
                   _numbered(2000) + "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]",
                   "read of the 5000-line big.txt")
@@ -235,7 +248,7 @@ class Lab1(_Case):
         """When bytes run out before lines do, read stops after the last whole line that fits and says where to go on: ten 30-byte lines with max_bytes=100 give lines 1-3 and "Use offset=4"."""
         line = "%-29s\n"
         ws = lab.Workspace({"wide.txt": "".join(line % f"row {k}" for k in range(1, 11))})
-        read = self.tool("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+        read = self.tool("make_read_tool(ws, max_bytes=100)", self.need("make_read_tool"), ws,
                          max_bytes=100)
         self.same(self.ordinary(read, {"path": "wide.txt"}, "read of wide.txt"),
                   "".join(line % f"row {k}" for k in range(1, 4))
@@ -243,9 +256,9 @@ class Lab1(_Case):
                   "read of wide.txt, ten 30-byte lines, with max_bytes=100")
 
     def test_read_mistakes(self):
-        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 and limit 0 are errors ("offset and limit must be 1 or more"), an offset of "2" is "offset must be an integer", offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
+        """A missing file is an error naming the files that are there ("File not found: b.py. Files here: a.py"); offset 0 and limit 0 are errors ("offset and limit must be 1 or more"), an offset of "2" is "offset must be an integer" and a limit of "5" "limit must be an integer", offset 2 of a 2-line file is its last line, and offset 3 is an error: "offset 3 is past the end of a.py: 2 lines"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\n"})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         self.error(read, {"path": "b.py"}, "File not found: b.py. Files here: a.py",
                    "a read of the missing b.py")
         self.error(read, {"path": "a.py", "offset": 0}, "offset and limit must be 1 or more",
@@ -254,6 +267,8 @@ class Lab1(_Case):
                    "a read with limit 0")
         self.error(read, {"path": "a.py", "offset": "2"}, "offset must be an integer",
                    "a read with offset \"2\", a string")
+        self.error(read, {"path": "a.py", "limit": "5"}, "limit must be an integer",
+                   "a read with limit \"5\", a string (read limit through int_arg too)")
         self.same(self.ordinary(read, {"path": "a.py", "offset": 2}, "read with offset 2"),
                   "B = 2\n", "read of the 2-line a.py with offset=2")
         self.error(read, {"path": "a.py", "offset": 3}, "offset 3 is past the end of a.py: 2 lines",
@@ -262,7 +277,7 @@ class Lab1(_Case):
     def test_read_refuses_below_one(self):
         """Below 1 is below 1, not only 0: offset -1 and limit -1 are errors, "offset and limit must be 1 or more", and not a slice from the end of the file."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2\nC = 3\n"})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         self.error(read, {"path": "a.py", "offset": -1}, "offset and limit must be 1 or more",
                    "a read with offset -1 (check offset < 1, not offset == 0: Python would "
                    "read -1 as the last line)")
@@ -272,7 +287,7 @@ class Lab1(_Case):
     def test_read_keeps_its_own_budget(self):
         """read keeps the budget it was made with: make_read_tool(ws, max_lines=10) reads a 30-line file as lines 1 to 10 and "[Showing lines 1-10 of 30. Use offset=11 to continue.]"."""
         ws = lab.Workspace({"thirty.txt": _numbered(30)})
-        read = self.tool("make_read_tool(ws, max_lines=10)", harness.make_read_tool, ws,
+        read = self.tool("make_read_tool(ws, max_lines=10)", self.need("make_read_tool"), ws,
                          max_lines=10)
         self.same(self.ordinary(read, {"path": "thirty.txt"}, "read of thirty.txt"),
                   _numbered(10) + "[Showing lines 1-10 of 30. Use offset=11 to continue.]",
@@ -282,7 +297,7 @@ class Lab1(_Case):
     def test_read_last_line_without_newline(self):
         """A last line with no newline is a line: in "A = 1\\nB = 2", 2 lines, offset 2 reads "B = 2", offset=1, limit=1 says "of 2. Use offset=2", and offset 3 is past the end, "offset 3 is past the end of a.py: 2 lines"."""
         ws = lab.Workspace({"a.py": "A = 1\nB = 2"})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         what = "of a.py, \"A = 1\\nB = 2\" (count lines with splitlines, not newlines)"
         self.same(self.ordinary(read, {"path": "a.py", "offset": 2}, f"the read with offset 2 {what}"),
                   "B = 2", f"the read with offset 2 {what}")
@@ -296,7 +311,7 @@ class Lab1(_Case):
         """When the byte budget cuts inside a limit, the note names the last line shown: ten 30-byte lines, max_bytes=100, offset=2, limit=5 give lines 2-4 and "[Showing lines 2-4 of 10. Use offset=5 to continue.]"."""
         line = "%-29s\n"
         ws = lab.Workspace({"wide.txt": "".join(line % f"row {k}" for k in range(1, 11))})
-        read = self.tool("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+        read = self.tool("make_read_tool(ws, max_bytes=100)", self.need("make_read_tool"), ws,
                          max_bytes=100)
         self.same(self.ordinary(read, {"path": "wide.txt", "offset": 2, "limit": 5},
                                 "read of wide.txt"),
@@ -306,22 +321,17 @@ class Lab1(_Case):
                   "note counts the lines truncate_head kept, not the limit asked for)")
 
     def test_missing_file_keeps_to_the_budget(self):
-        """The list of files in "File not found" keeps to the budget, measured as it is sent: in a folder of 30 files, with max_bytes=40, "f01.txt, f02.txt, f03.txt, f04.txt" (34 bytes; a fifth name would make 43) and " and 26 more"; with max_lines=3, three names and " and 27 more"; at the edge, max_bytes=34 keeps those four names (exactly 34 bytes) and max_bytes=33 three."""
+        """The list of files in "File not found" keeps to the byte budget, counted as it is sent, names and ", " between them, in UTF-8: in a folder of 30 files, with max_bytes=40, "f01.txt, f02.txt, f03.txt, f04.txt" (34 bytes; a fifth name would make 43) and " and 26 more"; max_bytes=34 keeps those four names (exactly 34 bytes) and max_bytes=33 three; three names of 7 bytes and 6 characters ("é1.txt") with max_bytes=24 give two of them and " and 1 more"."""
         ws = lab.Workspace({f"f{k:02d}.txt": "" for k in range(1, 31)})
-        read = self.tool("make_read_tool(ws, max_bytes=40)", harness.make_read_tool, ws,
+        read = self.tool("make_read_tool(ws, max_bytes=40)", self.need("make_read_tool"), ws,
                          max_bytes=40)
         names = ", ".join(f"f{k:02d}.txt" for k in range(1, 5))
         self.error(read, {"path": "g.txt"},
                    f"File not found: g.txt. Files here: {names} and 26 more",
                    "a read of the missing g.txt among 30 files, max_bytes=40 (seven bytes a name "
                    "and two for each \", \" between them: the list as it is sent)")
-        read = self.tool("make_read_tool(ws, max_lines=3)", harness.make_read_tool, ws,
-                         max_lines=3)
-        self.error(read, {"path": "g.txt"},
-                   "File not found: g.txt. Files here: f01.txt, f02.txt, f03.txt and 27 more",
-                   "a read of the missing g.txt among 30 files, max_lines=3")
         for budget, shown in ((34, 4), (33, 3)):
-            read = self.tool(f"make_read_tool(ws, max_bytes={budget})", harness.make_read_tool,
+            read = self.tool(f"make_read_tool(ws, max_bytes={budget})", self.need("make_read_tool"),
                              ws, max_bytes=budget)
             names = ", ".join(f"f{k:02d}.txt" for k in range(1, shown + 1))
             self.error(read, {"path": "g.txt"},
@@ -329,11 +339,19 @@ class Lab1(_Case):
                        f"a read of the missing g.txt among 30 files, max_bytes={budget} (four "
                        "names joined are exactly 34 bytes: a list of 34 bytes fits a budget of "
                        "34, not one of 33)")
+        ws = lab.Workspace({f"é{k}.txt": "" for k in range(1, 4)})
+        read = self.tool("make_read_tool(ws, max_bytes=24)", self.need("make_read_tool"), ws,
+                         max_bytes=24)
+        self.error(read, {"path": "g.txt"},
+                   "File not found: g.txt. Files here: é1.txt, é2.txt and 1 more",
+                   "a read of the missing g.txt among é1.txt, é2.txt and é3.txt, max_bytes=24 "
+                   "(each name is 7 bytes of UTF-8 and 6 characters: all three joined are 25 "
+                   "bytes, 22 characters; count the bytes)")
 
     def test_missing_file_names_what_is_there_now(self):
         """The list of files in "File not found" is read at the time of the call: a file written after the tool was made is named ("Files here: a.py, b.py")."""
         ws = lab.Workspace({"a.py": "A = 1\n"})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         ws.write_text("b.py", "B = 2\n")
         self.error(read, {"path": "c.py"}, "File not found: c.py. Files here: a.py, b.py",
                    "a read of the missing c.py after b.py was written (list the folder when "
@@ -342,7 +360,7 @@ class Lab1(_Case):
     def test_read_empty_file(self):
         """An empty file reads as "", not as an error, and offset 2 of it is past the end: "offset 2 is past the end of empty.txt: 0 lines"."""
         ws = lab.Workspace({"empty.txt": ""})
-        read = self.tool("make_read_tool(ws)", harness.make_read_tool, ws)
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
         self.same(self.ordinary(read, {"path": "empty.txt"}, "a read of the empty empty.txt"), "",
                   "read of the empty empty.txt")
         self.error(read, {"path": "empty.txt", "offset": 2},
@@ -354,7 +372,7 @@ class Lab1(_Case):
         ws = lab.Workspace({"min.js": "x" * 300 + "\nnext\n", "one.txt": "é" * 60 + "\n",
                             "a.js": "short\n" + "y" * 200 + "\nend\n",
                             "b.js": "short\n" + "y" * 200 + "\n"})
-        read = self.tool("make_read_tool(ws, max_bytes=100)", harness.make_read_tool, ws,
+        read = self.tool("make_read_tool(ws, max_bytes=100)", self.need("make_read_tool"), ws,
                          max_bytes=100)
         self.same(self.ordinary(read, {"path": "min.js"}, "read of min.js"),
                   "[Line 1 of min.js is 301 bytes, over the 100-byte budget of one read, "
@@ -380,9 +398,35 @@ class Lab1(_Case):
                   "so none of it is shown.]",
                   "read of b.js at offset=2, whose last line, line 2, is 201 bytes")
 
+    def test_read_exact_fit_has_no_note(self):
+        """A file that fits the budget exactly comes back whole with no note: the 3-line, 18-byte a.py read by make_read_tool(ws, max_lines=3) and by make_read_tool(ws, max_bytes=18)."""
+        text = "A = 1\nB = 2\nC = 3\n"
+        ws = lab.Workspace({"a.py": text})
+        for budget in ({"max_lines": 3}, {"max_bytes": 18}):
+            (key, value), = budget.items()
+            made = f"make_read_tool(ws, {key}={value})"
+            read = self.tool(made, self.need("make_read_tool"), ws, **budget)
+            self.same(self.ordinary(read, {"path": "a.py"}, f"read of a.py by {made}"), text,
+                      f"read of the 3-line, 18-byte a.py by {made} (a budget used up exactly "
+                      "has cut nothing: the note is for lines left in the file)")
+
+    def test_read_reads_the_file_now(self):
+        """read reads the file when the call comes: after a.py is rewritten, the next read returns the new text, and a file in a folder, "src/app.py", is read like any other."""
+        ws = lab.Workspace({"a.py": "A = 1\n", "src/app.py": "run()\n"})
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
+        self.ordinary(read, {"path": "a.py"}, "the first read of a.py")
+        ws.write_text("a.py", "A = 2\n")
+        self.same(self.ordinary(read, {"path": "a.py"}, "a read of a.py after it was rewritten"),
+                  "A = 2\n", "a read of a.py after it was rewritten (read the file at each call; "
+                  "keep nothing from an earlier one)")
+        self.same(self.ordinary(read, {"path": "src/app.py"},
+                                "a read of src/app.py (ask ws.exists whether a path is there: "
+                                "ws.listdir(\".\") names only what is directly in the folder)"),
+                  "run()\n", "a read of src/app.py")
+
     def test_read_describes_its_budget(self):
         """The read tool is named "read", needs only path, and its description states its budget: make_read_tool(ws, max_lines=10) says "10 lines" and "50000 bytes", and make_read_tool(ws, max_bytes=300) says "300 bytes"."""
-        read = self.tool("make_read_tool(ws, max_lines=10)", harness.make_read_tool,
+        read = self.tool("make_read_tool(ws, max_lines=10)", self.need("make_read_tool"),
                          lab.Workspace(), max_lines=10)
         if (read.get("name"), read.get("parameters", {}).get("required")) != ("read", ["path"]):
             self.fail(f"the tool should be named \"read\" and require [\"path\"]; it is named "
@@ -392,7 +436,7 @@ class Lab1(_Case):
             if words not in read.get("description", ""):
                 self.fail(f"the description should say {words!r}: "
                           f"{_clip(read.get('description'), 200)}")
-        read = self.tool("make_read_tool(ws, max_bytes=300)", harness.make_read_tool,
+        read = self.tool("make_read_tool(ws, max_bytes=300)", self.need("make_read_tool"),
                          lab.Workspace(), max_bytes=300)
         if "300 bytes" not in read.get("description", ""):
             self.fail("the description of make_read_tool(ws, max_bytes=300) should say '300 "
@@ -414,9 +458,14 @@ class Lab2(_Case):
         self.cut("truncate_tail", "x\néé\n", ("éé\n", 1), max_bytes=5)
         self.cut("truncate_tail", "x\nééé\n", ("", 0), max_bytes=5)
 
+    def test_tail_windows_line_ends(self):
+        """A "\\r\\n" line end is two bytes, and is kept as it is: truncate_tail("a\\r\\nb\\r\\n", max_bytes=5) is ("b\\r\\n", 1), and max_bytes=6 keeps both lines."""
+        self.cut("truncate_tail", "a\r\nb\r\n", ("b\r\n", 1), max_bytes=5)
+        self.cut("truncate_tail", "a\r\nb\r\n", ("a\r\nb\r\n", 2), max_bytes=6)
+
     def test_bash_output(self):
         """bash runs the command and returns what it printed: "echo hello" gives "hello\\n", with is_error False; a call without a command string is the error "command must be a string"."""
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), lab.Shell(lab.Workspace()))
         self.same(self.ordinary(bash, {"command": "echo hello"}, "echo hello"), "hello\n",
                   "the result of echo hello")
         self.error(bash, {"cmd": "ls"}, "command must be a string",
@@ -427,14 +476,14 @@ class Lab2(_Case):
         class NoShell:
             def run(self, command):
                 raise FileNotFoundError("No such file or directory: '/bin/sh'")
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, NoShell())
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), NoShell())
         self.error(bash, {"command": "pytest"}, "No such file or directory: '/bin/sh'",
                    "a bash call on a machine with no shell (shell.run raised FileNotFoundError; "
                    "let it go up, so the flag tells the model the tool could not run)")
 
     def test_bash_failure_is_news(self):
         """A command that fails is an ordinary result, is_error False: "cat missing.txt" comes back with its message, then "\\nCommand exited with code 1", the status on a line of its own."""
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "cat missing.txt"},
                                 "cat missing.txt, a command that ran and failed,")
         want = "cat: missing.txt: No such file or directory\n\nCommand exited with code 1"
@@ -443,7 +492,7 @@ class Lab2(_Case):
 
     def test_bash_any_exit_code(self):
         """Every exit code but 0 gets its status line: "pytets" ends "Command exited with code 127", and "exit 2", which prints nothing, comes back as "\\nCommand exited with code 2"."""
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "pytets"}, "pytets, a command not found,")
         if not content.endswith("\nCommand exited with code 127"):
             self.fail(f"the result of pytets ends {_clip(content[-40:])}; expected it to end "
@@ -455,7 +504,7 @@ class Lab2(_Case):
 
     def test_bash_counts_every_line(self):
         """bash counts every line of the output, a last one with no newline too: "cat abc.txt" of "a\\nb\\nc" with max_lines=2 gives "b\\nc", then "[Showing the last 2 of 3 lines. Narrow the command for more.]"; a shell that reports code -9 gets "Command exited with code -9"."""
-        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", self.need("make_bash_tool"),
                          lab.Shell(lab.Workspace({"abc.txt": "a\nb\nc"})), max_lines=2)
         self.same(self.ordinary(bash, {"command": "cat abc.txt"}, "cat abc.txt"),
                   "b\nc\n[Showing the last 2 of 3 lines. Narrow the command for more.]",
@@ -465,7 +514,7 @@ class Lab2(_Case):
         class Killed:
             def run(self, command):
                 return "Killed\n", -9
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, Killed())
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), Killed())
         self.same(self.ordinary(bash, {"command": "sleep 99"}, "a command killed by a signal"),
                   "Killed\n\nCommand exited with code -9",
                   "the result of a command the shell reports as code -9 (every code but 0 gets "
@@ -473,7 +522,7 @@ class Lab2(_Case):
 
     def test_bash_counts_blank_lines(self):
         """Blank lines of output are lines, counted and kept: "cat gaps.txt" of "x\\n\\n\\n\\n" with max_lines=2 gives its last two lines, "\\n\\n", then "\\n[Showing the last 2 of 4 lines. Narrow the command for more.]"."""
-        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", self.need("make_bash_tool"),
                          lab.Shell(lab.Workspace({"gaps.txt": "x\n\n\n\n"})), max_lines=2)
         self.same(self.ordinary(bash, {"command": "cat gaps.txt"}, "cat gaps.txt"),
                   "\n\n\n[Showing the last 2 of 4 lines. Narrow the command for more.]",
@@ -488,21 +537,21 @@ class Lab2(_Case):
             def run(self, command):
                 Counting.runs += 1
                 return "1\n2\n3\n", 0
-        bash = self.tool("make_bash_tool(shell, max_lines=2)", harness.make_bash_tool,
+        bash = self.tool("make_bash_tool(shell, max_lines=2)", self.need("make_bash_tool"),
                          Counting(), max_lines=2)
         self.ordinary(bash, {"command": "date >> log.txt"}, "a command with a side effect")
         if Counting.runs != 1:
             self.fail(f"bash ran its command {Counting.runs} times for one call; a command may "
                       "change things (append to a file, send a mail), so it runs once, and its "
                       "lines are counted from that one output")
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), lab.Shell(lab.Workspace()))
         self.same(self.ordinary(bash, {"command": "exit 0"}, "exit 0"), "",
                   "the result of exit 0, which printed nothing and succeeded (nothing to add: "
                   "an empty result is the truth)")
 
     def test_bash_keeps_the_end(self):
         """"seq 1 5000" comes back as lines 3001 to 5000, then "[Showing the last 2000 of 5000 lines. Narrow the command for more.]"."""
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "seq 1 5000"}, "seq 1 5000")
         self.same(content, "".join(f"{k}\n" for k in range(3001, 5001))
                   + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]",
@@ -510,23 +559,40 @@ class Lab2(_Case):
 
     def test_bash_byte_budget(self):
         """When bytes run out before lines do, bash keeps the last lines that fit: "seq 1 100" with max_bytes=20 gives lines 95 to 100 (19 bytes), then "[Showing the last 6 of 100 lines. Narrow the command for more.]"; by default, 1,500 lines of 40 bytes (60,000 bytes) give the last 1,250."""
-        bash = self.tool("make_bash_tool(shell, max_bytes=20)", harness.make_bash_tool,
+        bash = self.tool("make_bash_tool(shell, max_bytes=20)", self.need("make_bash_tool"),
                          lab.Shell(lab.Workspace()), max_bytes=20)
         content = self.ordinary(bash, {"command": "seq 1 100"}, "seq 1 100")
         self.same(content, "".join(f"{k}\n" for k in range(95, 101))
                   + "\n[Showing the last 6 of 100 lines. Narrow the command for more.]",
                   "the result of seq 1 100 with max_bytes=20")
         wide = "".join(f"{k:<39}\n" for k in range(1, 1501))
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool,
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"),
                          lab.Shell(lab.Workspace({"wide.txt": wide})))
         content = self.ordinary(bash, {"command": "cat wide.txt"}, "cat wide.txt")
         self.same(content, "".join(f"{k:<39}\n" for k in range(251, 1501))
                   + "\n[Showing the last 1250 of 1500 lines. Narrow the command for more.]",
                   "the result of cat wide.txt, 1,500 lines of 40 bytes, with the default budget")
 
+    def test_bash_exact_fit_and_nothing_fits(self):
+        """An output that fits the budget exactly comes back whole with no note ("seq 1 3" with max_lines=3, and with max_bytes=6); a last line over the byte budget leaves nothing, and the note still says so: "echo 0123456789" with max_bytes=10 gives "\\n[Showing the last 0 of 1 lines. Narrow the command for more.]"."""
+        for budget in ({"max_lines": 3}, {"max_bytes": 6}):
+            (key, value), = budget.items()
+            made = f"make_bash_tool(shell, {key}={value})"
+            bash = self.tool(made, self.need("make_bash_tool"), lab.Shell(lab.Workspace()), **budget)
+            self.same(self.ordinary(bash, {"command": "seq 1 3"}, f"seq 1 3 by {made}"),
+                      "1\n2\n3\n", f"the result of seq 1 3, 3 lines and 6 bytes, by {made} (a "
+                      "budget used up exactly has cut nothing, so there is no note)")
+        made = "make_bash_tool(shell, max_bytes=10)"
+        bash = self.tool(made, self.need("make_bash_tool"), lab.Shell(lab.Workspace()),
+                         max_bytes=10)
+        self.same(self.ordinary(bash, {"command": "echo 0123456789"}, f"echo 0123456789 by {made}"),
+                  "\n[Showing the last 0 of 1 lines. Narrow the command for more.]",
+                  f"the result of echo 0123456789, one line of 11 bytes, by {made} (nothing fits, "
+                  "and an empty result with no note would say the command printed nothing)")
+
     def test_bash_verdict_comes_last(self):
         """When a long output ends in a failure ("seq 1 5000 && false"), the result still ends with "Command exited with code 1", after the note, and is not an error."""
-        bash = self.tool("make_bash_tool(shell)", harness.make_bash_tool, lab.Shell(lab.Workspace()))
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "seq 1 5000 && false"}, "seq 1 5000 && false")
         want = ("".join(f"{k}\n" for k in range(3001, 5001))
                 + "\n[Showing the last 2000 of 5000 lines. Narrow the command for more.]"
@@ -535,9 +601,9 @@ class Lab2(_Case):
         self.same(content, want, "the result of seq 1 5000 && false")
 
     def test_write_checks_its_arguments(self):
-        """A write call with no content is answered "content must be a string", is_error True, and writes nothing; a good one says "Successfully wrote to a.py."."""
+        """A write call with no content is answered "content must be a string", is_error True, and writes nothing; a good one says "Successfully wrote to a.py.", and a second write replaces the file's contents."""
         ws = lab.Workspace()
-        write = self.tool("make_write_tool(ws)", harness.make_write_tool, ws)
+        write = self.tool("make_write_tool(ws)", self.need("make_write_tool"), ws)
         self.error(write, {"path": "a.py"}, "content must be a string",
                    "a write call with no content")
         if ws.exists("a.py"):
@@ -545,11 +611,24 @@ class Lab2(_Case):
         self.same(self.ordinary(write, {"path": "a.py", "content": "A = 1\n"}, "a good write"),
                   "Successfully wrote to a.py.", "the result of a good write")
         self.same(ws.read_text("a.py"), "A = 1\n", "a.py after a good write")
+        self.ordinary(write, {"path": "a.py", "content": "B = 2\n"}, "a second write of a.py")
+        self.same(ws.read_text("a.py"), "B = 2\n",
+                  "a.py after a second write of \"B = 2\\n\" (write replaces the whole file)")
+
+    def test_write_empty_file(self):
+        """content "" is a string: writing it makes an empty file, such as an empty __init__.py, and says "Successfully wrote to __init__.py."."""
+        ws = lab.Workspace()
+        write = self.tool("make_write_tool(ws)", self.need("make_write_tool"), ws)
+        self.same(self.ordinary(write, {"path": "__init__.py", "content": ""},
+                                "a write of an empty __init__.py"),
+                  "Successfully wrote to __init__.py.", "the result of writing \"\" to __init__.py")
+        if not ws.exists("__init__.py") or ws.read_text("__init__.py") != "":
+            self.fail("a write of \"\" to __init__.py should leave an empty __init__.py")
 
     def test_write_checks_its_path(self):
         """A write call with no path is answered "path must be a string", is_error True, and writes nothing."""
         ws = lab.Workspace()
-        write = self.tool("make_write_tool(ws)", harness.make_write_tool, ws)
+        write = self.tool("make_write_tool(ws)", self.need("make_write_tool"), ws)
         self.error(write, {"content": "A = 1\n"}, "path must be a string",
                    "a write call with no path (read it with str_arg too)")
         if ws.listdir("."):
@@ -558,7 +637,7 @@ class Lab2(_Case):
 
     def test_bash_describes_its_budget(self):
         """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines", and make_bash_tool(shell, max_bytes=300) says "300 bytes"."""
-        bash = self.tool("make_bash_tool(shell, max_lines=7)", harness.make_bash_tool,
+        bash = self.tool("make_bash_tool(shell, max_lines=7)", self.need("make_bash_tool"),
                          lab.Shell(lab.Workspace()), max_lines=7)
         if (bash.get("name"), bash.get("parameters", {}).get("required")) != ("bash", ["command"]):
             self.fail(f"the tool should be named \"bash\" and require [\"command\"]; it is named "
@@ -566,7 +645,7 @@ class Lab2(_Case):
                       f"{_clip(bash.get('parameters', {}).get('required'))}")
         if "7 lines" not in bash.get("description", ""):
             self.fail(f"the description should say '7 lines': {_clip(bash.get('description'), 200)}")
-        bash = self.tool("make_bash_tool(shell, max_bytes=300)", harness.make_bash_tool,
+        bash = self.tool("make_bash_tool(shell, max_bytes=300)", self.need("make_bash_tool"),
                          lab.Shell(lab.Workspace()), max_bytes=300)
         if "300 bytes" not in bash.get("description", ""):
             self.fail("the description of make_bash_tool(shell, max_bytes=300) should say '300 "
@@ -574,7 +653,7 @@ class Lab2(_Case):
 
 
     def test_tail_budget_is_exact(self):
-        """truncate_tail's byte budget counts from 0: with max_bytes=5, "ab\\ncd\\n" (6 bytes) gives ("cd\\n", 1), and with max_bytes=6 the whole of it."""
+        """truncate_tail keeps an exact fit: with max_bytes=5, "ab\\ncd\\n" (6 bytes) gives ("cd\\n", 1), and with max_bytes=6, exactly its size, the whole of it."""
         self.cut("truncate_tail", "ab\ncd\n", ("cd\n", 1), max_bytes=5)
         self.cut("truncate_tail", "ab\ncd\n", ("ab\ncd\n", 2), max_bytes=6)
 
