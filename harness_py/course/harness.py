@@ -3029,7 +3029,8 @@ FAILED_PREFIX = "Error: "   # Chat Completions has no is_error field: a failure 
 #   - a user message: {"role": "user", "content": <its text>}
 #   - an assistant message: {"role": "assistant", "content": <its text, or None if it has
 #     none>} and, if it has calls, "tool_calls": [{"id", "type": "function", "function":
-#     {"name", "arguments": <the arguments as a JSON string: json.dumps>}}]
+#     {"name", "arguments": <the arguments as a JSON string: json.dumps>}}]; one with neither
+#     text nor calls is left out (the format wants content unless tool_calls is there)
 #   - a toolResult: {"role": "tool", "tool_call_id", "content"}, one message per result. There
 #     is no is_error field, so a failed result's content starts with FAILED_PREFIX
 # openai_request(model, system, messages, tools, *, stream) -> dict   the body:
@@ -3055,7 +3056,8 @@ FAILED_PREFIX = "Error: "   # Chat Completions has no is_error field: a failure 
 #     piece that repeats the id starts nothing (some servers send it on every piece)
 #   - finish_reason and usage are kept for the end (a later chunk where they are null changes
 #     nothing); a chunk with "error" ->
-#     {"type": "error", "message": f"{its type}: {its message}"}, and stop
+#     {"type": "error", "message": f"{its type}: {its message}"}, and stop (an "error" that is
+#     a plain string, as some servers send it: that string is the message)
 #   - data "[DONE]" -> {"type": "end", "stop_reason", "usage"}, stop_reason mapped as in
 #     openai_reply (a call seen makes it "toolUse"); a finish_reason not in OPENAI_STOPS, or
 #     none at all: {"type": "error", "message": f"finish_reason {it}"}
@@ -3071,6 +3073,8 @@ def openai_messages(system, messages):
     out = [{"role": "system", "content": system}] if system else []
     for m in messages:
         if m["role"] == "assistant":
+            if not text_of(m) and not tool_calls(m):    # content is required without tool_calls
+                continue
             message = {"role": "assistant", "content": text_of(m) or None}
             if tool_calls(m):
                 message["tool_calls"] = [
@@ -3155,8 +3159,9 @@ def openai_events(sse):
             return
         data = json.loads(item["data"])
         if data.get("error"):
-            error = data["error"] if isinstance(data["error"], dict) else {"message": data["error"]}
-            yield {"type": "error", "message": f"{error.get('type')}: {error.get('message')}"}
+            error = data["error"]
+            yield {"type": "error", "message": f"{error.get('type')}: {error.get('message')}"
+                   if isinstance(error, dict) else str(error)}
             return
         usage = _openai_usage(data.get("usage")) or usage
         for choice in data.get("choices") or []:
@@ -3288,19 +3293,20 @@ class HttpModel:
     # write their two methods here, once for both.
     #
     # complete(system, messages, tools) -> dict   one request, self._post(..., stream=False),
-    #     and the book's message. Never an exception:
+    #     and the book's message. Never an exception for the provider's failure:
     #   - status 200: self.reply(the body's JSON); a body that is not what reply expects
     #     (ValueError, KeyError, TypeError, IndexError): error_message(f"unreadable answer: "
     #     f"{exc!r}")
     #   - another status: error_message(provider_words(status, body))
     #   - an OSError from the transport or from reading the body (refused, reset, timed out):
-    #     error_message(f"connection failed: {exc}")
+    #     error_message(f"connection failed: {exc}"). Only an OSError: any other exception from
+    #     self._post (a bug in a body builder or a transport, Ctrl-C) goes up as it is, unretried
     #   - a status in RETRY_STATUSES, and an OSError, are first sent again, up to self.retries
     #     times, each after self.sleep(backoff(retry number, the answer's headers or {}))
     #   - every error_message goes through self._hide first
     # stream(system, messages, tools) -> iterator   self._post(..., stream=True), and yields
     #     self.events(read_sse(chunks)): the book's stream events, the last one an end or an
-    #     error, exactly one of them. Never an exception:
+    #     error, exactly one of them. Never an exception for the provider's failure:
     #   - another status than 200: an error event with provider_words(...); retried first, as
     #     complete does, if the status is in RETRY_STATUSES
     #   - an error event that passing(its message) says is worth it, or an OSError: retried as
@@ -3311,6 +3317,7 @@ class HttpModel:
     #     {"type": "error", "message": f"connection lost: {exc}"} (before: "connection failed")
     #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError): one error event,
     #     f"unreadable stream: {exc!r}", not retried
+    #   - any other exception (a bug in a transport, Ctrl-C) goes up as it is, as in complete
     #   - every error message goes through self._hide first
 #@ code
 

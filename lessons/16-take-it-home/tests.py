@@ -334,6 +334,22 @@ class Lab1(_LabCase):
                          f"the last event is {events[-1]}; expected an error, "
                          "'stop_reason refusal'.")
 
+    def test_events_later_delta_keeps_the_stop(self):
+        """A second message_delta that carries only usage (its stop_reason null) keeps the stop_reason of the first and updates the output count."""
+        sse = lab.sse_events(lab.ANTHROPIC_STREAM_TEXT)
+        second = {"event": "message_delta", "data": json.dumps(
+            {"type": "message_delta", "delta": {"stop_reason": None, "stop_sequence": None},
+             "usage": {"output_tokens": 12}})}
+        sse.insert(len(sse) - 1, second)            # just before message_stop
+        events = self.events("anthropic_events", harness.anthropic_events, sse)
+        self.assert_one_terminal_last("a stream with two message_delta events", events)
+        want = {"type": "end", "stop_reason": "stop", "usage": {"input": 25, "output": 12}}
+        self.assertEqual(events[-1], want,
+                         f"a stream whose second message_delta has stop_reason null ended with "
+                         f"{events[-1]}; expected {want}. Anthropic documents one or more "
+                         "message_delta events: keep a stop_reason once seen, as a null one "
+                         "says nothing new.")
+
 
     def test_request_messages(self):
         """The request's messages are anthropic_messages of the transcript, as they are."""
@@ -406,6 +422,15 @@ class Lab2(_LabCase):
         plain = self.messages(system="", messages=[lab.user("Hi."), lab.say("Hello.")])[1]
         self.assertEqual(plain, {"role": "assistant", "content": "Hello."},
                          f"a reply with only text became {plain}; expected no tool_calls key.")
+
+    def test_empty_assistant_left_out(self):
+        """An assistant message with neither text nor calls is left out: the format wants content unless tool_calls is there."""
+        for empty in (lab.reply(), lab.say("")):
+            got = self.messages(system="", messages=[lab.user("Hi."), empty, lab.user("Well?")])
+            self.assertEqual([m.get("role") for m in got], ["user", "user"],
+                             f"a transcript whose reply holds {empty['content']} became {got}; "
+                             "an assistant message with no text and no tool_calls is refused "
+                             "(content is required without tool_calls): leave it out.")
 
     def test_results_one_message_each(self):
         """Each result is its own "tool" message with its tool_call_id, and a failed one says so in its content."""
@@ -604,6 +629,19 @@ class Lab2(_LabCase):
         self.assertEqual(events[-1], {"type": "error", "message": "server_error: The model crashed."},
                          f"the last event is {events[-1]}.")
 
+    def test_events_error_as_text(self):
+        """An error chunk whose "error" is a plain string ends the stream with one error event holding that string."""
+        whole = lab.sse_events(lab.OPENAI_STREAM_TEXT)
+        broken = whole[:2] + [{"event": None, "data": json.dumps(
+            {"error": "The model crashed."})}] + whole[2:]
+        events = self.events("openai_events", harness.openai_events, broken)
+        self.assert_one_terminal_last("a stream with an error chunk that is a string", events)
+        self.assertTrue(events[-1].get("type") == "error"
+                        and "The model crashed." in str(events[-1].get("message")),
+                        f"a chunk {{'error': 'The model crashed.'}} ended the stream with "
+                        f"{events[-1]}; expected an error event whose message holds the string. "
+                        "Some servers send the error as text, not as an object with a type.")
+
 
     def test_reply_counts_partly_sent(self):
         """A usage that names only one count gives 0 for the other."""
@@ -641,6 +679,18 @@ class Lab2(_LabCase):
                 {"type": "arguments", "index": 0, "json": '{"path": "calc.py"}'},
                 {"type": "error", "message": "finish_reason content_filter"}]
         self.assertEqual(events, want, f"the events are {events}; expected {want}.")
+
+    def test_events_no_finish_fails(self):
+        """A stream that reaches [DONE] with no finish_reason at all ends with an error, not an end: nobody said why it stopped."""
+        def forget(choice):
+            choice["finish_reason"] = None
+        items = _edited_choices(lab.OPENAI_STREAM_TEXT, forget)
+        events = self.events("openai_events", harness.openai_events, items)
+        self.assert_one_terminal_last("a stream with no finish_reason", events)
+        self.assertEqual(events[-1], {"type": "error", "message": "finish_reason None"},
+                         f"a stream with no finish_reason ended with {events[-1]}; expected the "
+                         "error 'finish_reason None': a reply nobody said was finished may have "
+                         "been cut, and is not recorded as a whole one.")
 
 
 # -------------------------------------------------------------- lab 3: failures are replies
@@ -832,7 +882,7 @@ class Lab3(_LabCase):
             f"the reply is {got}; expected '429 requests: Rate limit reached...'.")
 
     def test_connection_failures(self):
-        """A refused or timed-out connection is retried, and at last is a failed reply saying so."""
+        """A refused or timed-out connection, or one that breaks while the body is read, is retried, and at last is a failed reply saying so."""
         model, wire, sleeps = _openai([lab.refused(), lab.answer(200, lab.OPENAI_TEXT)])
         got = self.complete(model)
         self.assertEqual(got.get("stop_reason"), "stop",
@@ -843,12 +893,37 @@ class Lab3(_LabCase):
                          ("error", "connection failed: timed out"),
                          f"four time-outs gave {got}; expected error_message "
                          "'connection failed: timed out'.")
-        model, wire, sleeps = _anthropic([lab.answer(200, "<html>Bad gateway</html>")])
+        text = json.dumps(lab.OPENAI_TEXT)
+        model, wire, sleeps = _openai([lab.answer(200, lab.OPENAI_TEXT, drop_after=len(text) // 2),
+                                       lab.answer(200, lab.OPENAI_TEXT)])
         got = self.complete(model)
-        self.assertTrue(got.get("stop_reason") == "error"
-                        and str(got.get("error_message")).startswith("unreadable answer"),
-                        f"a 200 that is not JSON gave {got}; expected a failed reply, "
-                        "'unreadable answer: ...'.")
+        self.assertEqual((len(wire.requests), got.get("stop_reason")), (2, "stop"),
+                         f"a connection that broke while the body was read, then an answer: "
+                         f"{len(wire.requests)} requests and {got}; expected the answer after a "
+                         "retry. Reading the body is part of the request: keep it in the try.")
+
+    def test_each_pause_from_its_own_answer(self):
+        """A retry's pause reads the headers of the answer just refused: after a refused connection, which has none, it is the doubling again, not the Retry-After of an answer before."""
+        model, wire, sleeps = _openai([lab.answer(429, lab.OPENAI_RATE_LIMITED,
+                                                  {"Retry-After": "20"}),
+                                       lab.refused(), lab.answer(200, lab.OPENAI_TEXT)])
+        self.complete(model)
+        self.assertEqual(sleeps, [20.0, 2 * harness.BACKOFF],
+                         f"a 429 with Retry-After: 20, then a refused connection: the pauses were "
+                         f"{sleeps}; expected 20 seconds, then 2 * BACKOFF. A refused connection "
+                         "has no headers: the 429's were for the answer before.")
+
+    def test_unreadable_answer_is_a_reply(self):
+        """A 200 whose body reply cannot read (not JSON, no choices, choices null) is a failed reply, "unreadable answer", never an exception."""
+        for make, body in ((_anthropic, "<html>Bad gateway</html>"), (_openai, {"choices": []}),
+                           (_openai, {"choices": None})):
+            model, wire, sleeps = make([lab.answer(200, body)])
+            got = self.complete(model)
+            self.assertTrue(got.get("stop_reason") == "error"
+                            and str(got.get("error_message")).startswith("unreadable answer"),
+                            f"a 200 whose body is {body!r} gave {got}; expected a failed reply, "
+                            "'unreadable answer: ...': catch what reply raises on a body it "
+                            "cannot read (ValueError, KeyError, TypeError, IndexError).")
 
     def test_stream_reads_cut_bytes(self):
         """stream yields the provider's events from bytes cut anywhere, a character split in two included."""
@@ -988,6 +1063,51 @@ class Lab3(_LabCase):
                                 + lab.OPENAI_UNAUTHORIZED["error"]["message"]}],
                          f"a 401 gave {got}.")
         self.assertEqual(len(wire.requests), 1, "a 401 was sent again.")
+
+    def test_not_implemented_not_retried(self):
+        """A 501 or a 505 is a 5xx that will not pass: one request, and a failed reply or error event with the provider's words at once, from complete and from stream."""
+        for status in (501, 505):
+            body = {"type": "error", "error": {"type": "api_error",
+                                               "message": f"status {status}, not passing"}}
+            words = f"{status} api_error: status {status}, not passing"
+            model, wire, sleeps = _anthropic([lab.answer(status, body)] * 5)
+            got = self.complete(model)
+            self.assertEqual((len(wire.requests), sleeps, got.get("error_message")),
+                             (1, [], words),
+                             f"complete() with a {status}: {len(wire.requests)} requests, "
+                             f"pauses {sleeps}, error_message {got.get('error_message')!r}; "
+                             f"expected 1 request and {words!r} at once. Retry only a status "
+                             "in RETRY_STATUSES: not every 5xx is a passing fault.")
+            model, wire, sleeps = _anthropic([lab.answer(status, body)] * 5)
+            got = self.stream(model)
+            self.assertEqual((len(wire.requests), sleeps, got),
+                             (1, [], [{"type": "error", "message": words}]),
+                             f"stream() with a {status}: {len(wire.requests)} requests, pauses "
+                             f"{sleeps}, events {got}; expected 1 request and one error event, "
+                             f"{words!r}. Retry only a status in RETRY_STATUSES.")
+
+    def test_a_bug_goes_up(self):
+        """A transport that raises something other than OSError (a bug, not the network) is not a connection failure: the exception goes up from complete and from stream, after one try."""
+        tries = []
+
+        def transport(method, url, headers, body):
+            tries.append(url)
+            raise RuntimeError("a bug in the transport")
+
+        model = harness.AnthropicModel("claude-test", transport=transport, sleep=_Sleeps(),
+                                       environ={"ANTHROPIC_API_KEY": KEY})
+        for what, go in (("complete()", lambda: model.complete("Be brief.", _ask_read(), TOOLS)),
+                         ("stream()", lambda: list(model.stream("Be brief.", _ask_read(), TOOLS)))):
+            tries.clear()
+            try:
+                got = go()
+            except RuntimeError:
+                self.assertEqual(len(tries), 1, f"{what} tried {len(tries)} times before the "
+                                                "bug went up; a bug is not retried.")
+                continue
+            self.fail(f"{what} caught a RuntimeError from the transport and gave {got!r} after "
+                      f"{len(tries)} tries: catch OSError, the network's failures, and let a "
+                      "bug go up where it can be seen.")
 
     def test_key_never_shown(self):
         """The key is in no error message, no event (a stream's error event included, in both formats) and no repr, and is not kept on the model."""
