@@ -663,3 +663,24 @@ def test_the_small_things(home):
     assert (home / "project" / ".agent" / ".gitignore").read_text() == "*\n"
     refused = _messages(home)[4]
     assert refused["is_error"] and "agent's own record" in refused["content"]
+
+
+def test_the_closing_pages_close_calls_is_agent_pys_own():
+    """The closing page's Ctrl-C cell shows agent.py's close_calls "line for line": the two may
+    differ only in the docstring, so a change to agent.py that the page does not follow fails here."""
+    import ast
+
+    def function(source: str) -> str:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef) and node.name == "close_calls":
+                if ast.get_docstring(node) is not None:
+                    node.body = node.body[1:]
+                return ast.dump(node)
+        raise AssertionError("no close_calls found")
+
+    page = (ROOT / "lessons" / "16-take-it-home" / "page.md").read_text(encoding="utf-8")
+    cell = page[page.index("def close_calls(log):"):]
+    cell = cell[:cell.index("\n\n")]
+    assert function(cell) == function(AGENT.read_text(encoding="utf-8")), (
+        "lessons/16-take-it-home/page.md: the cell's close_calls is no longer agent.py's; "
+        "copy agent.py's again, or change the sentence that says it is the same")
