@@ -163,8 +163,9 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
     the turn_end of a max_turns stop or a failed reply carrying that reply;
     a call to a missing tool answered with a result marked is_error; max_turns stopping the run
     with a failed reply before the extra model call; after a failed reply no tool runs and nobody
-    is asked for steering or follow-ups; steering asked after each turn and follow-ups when the run
-    would end; an exception from the model reaching the caller. With retry, lesson 12's prompt
+    is asked for steering or follow-ups; steering asked once with the prompt and once after each
+    turn (the last one max_turns allows too, its answer recorded before the limit's stop), and
+    follow-ups when the run would end; an exception from the model reaching the caller. With retry, lesson 12's prompt
     None: one model call about the record as it stands. With stream, the model streams."""
     from .messages import call, provider_error, reply, say, shape, user
     from .model import ScriptedModel, raises
@@ -267,6 +268,39 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
                      f"With one follow-up the loop asked {asked} and left {shape(messages)}; "
                      f"expected {want} and U A U A: steering with the prompt and after each turn, "
                      "follow-ups only when the run would otherwise end.")
+
+    # steering typed during the last turn max_turns allows: recorded, then the limit's stop
+    asks: list = []
+
+    def steer_on_second_ask():
+        asks.append("steering")
+        return [user("Use spaces.")] if len(asks) == 2 else []
+    messages, runs = [], []
+    model = Model([reply(call("ping", {}, id="p1")), say("Never sent.")])
+    run_events(test, lambda: run_agent(model, system, messages, [_tool("ping", runs)], "Go.",
+                                       max_turns=1, get_steering=steer_on_second_ask),
+               f"With max_turns=1, a {kind}model that calls ping, and steering after that turn",
+               lambda: messages)
+    test.assertEqual((len(model.calls), shape(messages)), (1, "U A[p1] R(p1) U A!"),
+                     f"With max_turns=1 and steering given after the first turn, the model was "
+                     f"called {len(model.calls)} time(s) and the record is {shape(messages)}; "
+                     "expected one call and U A[p1] R(p1) U A!: steering is asked for after every "
+                     "turn that did not fail and recorded at the top of the next, and only then "
+                     "is the limit checked.")
+
+    # one message per ask, the ask with the prompt included
+    queued = [user("Use spaces."), user("Four of them.")]
+    messages = []
+    model = Model([say("Spaces."), say("Four.")])
+    run_events(test, lambda: run_agent(model, system, messages, [], "Go.",
+                                       get_steering=lambda: [queued.pop(0)] if queued else []),
+               f"With a {kind}model and two steering messages waiting before the prompt",
+               lambda: messages)
+    test.assertEqual((len(model.calls), shape(messages)), (2, "U U A U A"),
+                     f"With two steering messages waiting, one handed over per ask, the model was "
+                     f"called {len(model.calls)} time(s) and the record is {shape(messages)}; "
+                     "expected two calls and U U A U A: the prompt goes in with one ask's answer, "
+                     "and the next ask comes after the turn, not straight away.")
 
     # an exception from the model
     messages = []

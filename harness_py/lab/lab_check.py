@@ -172,6 +172,7 @@ class _Reader:
                  star: bool = False) -> None:
         self.path, self.module, self.name, self.tests, self.star = path, module, name, tests, star
         self._defined: dict[str, int] | None = None
+        self._source = ""
         self._tests_source: _TestsSource | None = None
 
     def goto(self, test_id: str, message: str) -> dict | None:
@@ -180,9 +181,16 @@ class _Reader:
         if f"{self.name}, line " in message:
             return None         # the failure already names the line (a traceback in their file)
         if self._defined is None:
-            self._defined = _definitions(self.path.read_text(encoding="utf-8"))
+            self._source = self.path.read_text(encoding="utf-8")
+            self._defined = _definitions(self._source)
             self._tests_source = _TestsSource(self.tests)
         assert self._tests_source is not None
+        owners = {"harness", self.name} | {q.split(".")[0] for q in self._defined if "." in q}
+        said = re.search(r"([\w.]+) has no (?:attribute )?(\w+)", message)
+        if said and said.group(1) in owners:      # "harness has no X", "Harness has no attribute X"
+            name = said.group(2)
+            if not any(q == name or q.endswith("." + name) for q in self._defined):
+                return _spec_of(name, self._source)   # not written yet: its gap's spec, or none
         return _goto(message, self._tests_source.names(test_id), self._defined)
 
     def lacks(self, error: BaseException | None) -> str | None:
@@ -285,6 +293,16 @@ class _TestsSource:
                     names.append(node.id)
                     todo.append(self.functions.get(node.id))
         return names
+
+
+def _spec_of(name: str, source: str) -> dict | None:
+    """Where the reader's file describes `name` it has not written yet: the first comment line
+    of a gap's spec that starts with it (`# repair_tool_history(messages) -> list ...`), as
+    {"name": "repair_tool_history's spec", "line": 289}; None if no comment does."""
+    for number, line in enumerate(source.splitlines(), start=1):
+        if re.match(rf"\s*#\s*{re.escape(name)}\b", line):
+            return {"name": f"{name}'s spec", "line": number}
+    return None
 
 
 def _goto(message: str, used: list[str], defined: dict[str, int]) -> dict | None:

@@ -307,6 +307,37 @@ class Lab1(unittest.TestCase):
                          "expected one call and U U A. max_turns counts model calls, not the user "
                          "messages that open a turn.")
 
+    def test_steering_at_the_limit(self):
+        """With max_turns=1, steering typed while the first reply's call runs is not lost: it opens turn 2 and is recorded, and turn 2's reply is the limit's stop, U A[e1] R(e1) U A!, after one model call."""
+        typed = []
+
+        def type_once():
+            if not typed:
+                typed.append(True)
+                h.steer("Use spaces.")
+        model = lab.ScriptedModel([lab.reply(lab.call("edit", {}, id="e1"))])
+        h = harness.Harness(model, harness.SYSTEM, [_tool("edit", type_once)], max_turns=1)
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        self.assertEqual((len(model.calls), _shape(h.messages)), (1, "U A[e1] R(e1) U A!"),
+                         f"With max_turns=1 and steering typed during e1, the model was called "
+                         f"{len(model.calls)} time(s) and the record is {_shape(h.messages)}; "
+                         "expected one call and U A[e1] R(e1) U A!. Steering is asked for after "
+                         "every turn that did not fail, and recorded at the top of the next one; "
+                         "the limit is checked after that, and writes the stop instead of calling.")
+
+    def test_two_steered_while_idle(self):
+        """Two messages steered while no run is going on are handed over one per ask too: the first goes in with the prompt, the second opens the next turn."""
+        model = lab.ScriptedModel([lab.say("Spaces."), lab.say("Four.")])
+        h = harness.Harness(model, harness.SYSTEM, [])
+        h.steer("Use spaces.")
+        h.steer("Four of them.")
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        new = [_new_users(request) for request in model.calls]
+        self.assertEqual(new, [["Indent a.py.", "Use spaces."], ["Four of them."]],
+                         f"Each ask hands over one message, the ask with the prompt included: the "
+                         f"model calls should bring ['Indent a.py.', 'Use spaces.'], then "
+                         f"['Four of them.']; they brought {new}.")
+
     def test_busy_message(self):
         """While a run is going on, prompt() raises RuntimeError("already running; use steer() or follow_up()") and queues nothing."""
         h = harness.Harness(lab.ScriptedModel([lab.say("Hello.")]), harness.SYSTEM, [])

@@ -405,12 +405,12 @@ class Lab1(_LabCase):
                     next(run)
                 self.close(run, f"After {k} of {total} events")
                 if not made:
-                    self.fail("_run never called run_agent; it must loop over run_agent's "
+                    self.fail("Harness._run never called run_agent; it must loop over run_agent's "
                               "generator.")
                 if getattr(made[-1], "gi_frame", getattr(made[-1], "ag_frame", None)) is not None:
-                    self.fail(f"closed after {k} of {total} events, the run is closed but "
-                              "run_agent's generator is still paused at its yield. In _run's "
-                              "finally, call run.close() on it: a close reaches the generator "
+                    self.fail(f"Harness._run: closed after {k} of {total} events, the run "
+                              "is closed but run_agent's generator is still paused at its "
+                              "yield. In _run's finally, call run.close() on it: a close reaches the generator "
                               "the consumer holds, a for loop that re-yields does not pass it "
                               "on, and the one inside waits until Python frees it, which may "
                               "be much later or never.")
@@ -556,7 +556,7 @@ class Lab1(_LabCase):
                       'the model\'s answer, "Back."')
 
     def test_keeps_the_loop_rules(self):
-        """The rewritten run_agent keeps the earlier lessons' rules: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them; the model's exception reaches the caller."""
+        """The rewritten run_agent keeps the earlier lessons' rules: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them, one message per ask, steering given after the last turn max_turns allows recorded before the limit's stop; the model's exception reaches the caller."""
         lab.keeps_loop_rules(self, harness)
 
     def test_keeps_the_harness_rules(self):
