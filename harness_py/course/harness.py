@@ -1,7 +1,5 @@
-#@ block 14.2
-import codecs
-#@ end
 #@ block 16.3
+import codecs
 import os
 #@ end
 #@ block 14.2
@@ -1997,6 +1995,8 @@ class SessionTree(SessionLog):
     #                     no line is touched: the next message hangs off entry_id, and the branch
     #                     you left stays in the file. An entry_id that is not the id of a message
     #                     entry raises ValueError naming it, and writes nothing.
+    # On a file whose last line is torn, both raise lesson 11's ValueError naming that line, and
+    # write nothing.
     # Neither keeps anything in memory: another SessionTree on the file, or one made after a
     # reboot, finds the same leaf.
 #@ code

@@ -165,8 +165,9 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
     with a failed reply before the extra model call; after a failed reply no tool runs and nobody
     is asked for steering or follow-ups; steering asked once with the prompt and once after each
     turn (the last one max_turns allows too, its answer recorded before the limit's stop), and
-    follow-ups when the run would end; an exception from the model reaching the caller. With retry, lesson 12's prompt
-    None: one model call about the record as it stands. With stream, the model streams."""
+    follow-ups when the run would end; an exception from the model reaching the caller. With
+    retry, lesson 12's prompt None: one model call about the record as it stands. With stream,
+    the model streams, and the run must ask its stream(): it yields a message_update."""
     from .messages import call, provider_error, reply, say, shape, user
     from .model import ScriptedModel, raises
     from .stream import StreamingModel
@@ -185,6 +186,10 @@ def keeps_loop_rules(test: unittest.TestCase, harness: Any, *, stream: bool = Fa
     kinds = [e.get("type") for e in events if e.get("type") in frame]
     want = ["agent_start", "turn_start", "tool_execution_start", "tool_execution_end", "turn_end",
             "turn_start", "turn_end", "agent_end"]
+    if stream and "message_update" not in [e.get("type") for e in events]:
+        test.fail("With a streaming model that calls ping, then answers, the run yielded no "
+                  "message_update: run_agent never asked model.stream(), and a model that streams "
+                  "was asked with complete(). Ask the stream when the model has stream().")
     test.assertEqual(kinds, want, f"A run of two turns (a call to ping, then an answer) gave the "
                      f"events {' '.join(kinds)} (message events left out); expected "
                      f"{' '.join(want)}: the rewritten run_agent still opens and closes the run "

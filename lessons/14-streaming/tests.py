@@ -102,6 +102,13 @@ class _LabCase(lab.LabCase):
                           "stream_reply(...)" if recorded else ""))
         return events, messages
 
+    def assert_streamed(self, events, what):
+        """A FAIL unless the run yielded a message_update: the model's stream() was asked."""
+        self.assertIn("message_update", _types(events),
+                      f"{what}: the run yielded no message_update, so your run_agent never asked "
+                      "model.stream(); a model that streams was asked with complete(). Ask "
+                      "stream_reply(model.stream(...)) when the model has stream().")
+
 
 # ----------------------------------------------------------------- lab 1: assembling the message
 
@@ -422,16 +429,17 @@ class Lab1(_LabCase):
         self.assertIsNotNone(last, "the run announced no assistant message_end")
 
     def test_saver_hears_one_line_per_message(self):
-        """Lesson 11's saver still holds: a Harness saving through persist_to writes one line per message, not one per piece, and the log replays as the record."""
+        """Lesson 11's saver still holds while the reply streams: a Harness saving through persist_to streams the reply (a message_update is yielded), writes one line per message, not one per piece, and the log replays as the record."""
         ws = lab.Workspace(CONFIG)
         log = harness.SessionLog(ws, LOG)
         h = harness.Harness(lab.StreamingModel([lab.forever(_asker)]), harness.SYSTEM,
                             [harness.make_read_tool(ws)])
         h.subscribe(harness.persist_to(log))
         try:
-            lab.drive(h.prompt("Which port?"))
+            events = lab.drive(h.prompt("Which port?"))
         except Exception as error:
             self.fail(f"the run raised {type(error).__name__}: {error}")
+        self.assert_streamed(events, "with a Harness saving through persist_to")
         lines = len(ws.read_text(LOG).splitlines()) if ws.exists(LOG) else 0
         self.assertEqual((lines, lab.shape(list(h.messages))), (4, "U A[c1] R(c1) A"),
                          f"the log has {lines} lines and the record is "
@@ -466,11 +474,12 @@ class Lab1(_LabCase):
                         f"two words; it sent {lab.show(sent)!r}")
 
     def test_view_is_sent(self):
-        """Lesson 10's view holds: the stream is asked with context_for_model(messages), so a call left without a result is sent with its stand-in, and the record is not changed."""
+        """Lesson 10's view holds: the stream is asked (a message_update is yielded) with context_for_model(messages), so a call left without a result is sent with its stand-in, and the record is not changed."""
         read = lab.call("read", {"path": "config.py"}, id="r1")
         messages = [lab.user("Which port?"), lab.reply(read)]
         model = lab.StreamingModel([lab.say("Port 9090.")])
-        self.run_of(model, messages, prompt="Well?")
+        events, _ = self.run_of(model, messages, prompt="Well?")
+        self.assert_streamed(events, "with a record holding a call with no result")
         sent = model.calls[0].messages if model.calls else []
         self.assertEqual(lab.shape(sent), "U A[r1] R(r1) U",
                          f"the stream was sent {lab.shape(sent)}; expected the view, "
@@ -480,7 +489,7 @@ class Lab1(_LabCase):
                          "back")
 
     def test_brake_and_steering_hold(self):
-        """Lesson 05's brake and lesson 09's steering hold for a streaming model: max_turns=2 makes two requests and ends with the stop, and steering said during a turn waits for its tool batch, U A[c1] R(c1) U A."""
+        """Lesson 05's brake and lesson 09's steering hold for a streaming model, and both runs stream (a message_update is yielded): max_turns=2 makes two requests and ends with the stop, and steering said during a turn waits for its tool batch, U A[c1] R(c1) U A."""
         def runaway(request):
             return lab.reply(lab.call("read", {"path": "config.py"},
                                       id=f"r{len(request.messages)}"))
@@ -491,12 +500,14 @@ class Lab1(_LabCase):
             if "more than" in str(error):
                 self.fail("with max_turns=2 the run kept asking a model that never stops")
             raise
+        self.assert_streamed(events, "with max_turns=2")
         self.assertEqual(len(model.calls), 2, f"max_turns=2 made {len(model.calls)} requests")
         self.assertEqual(messages[-1].get("error_message"), "Agent stopped after max_turns=2",
                          f"the record ends {lab.show(messages[-1:])}")
         asks = iter([[], [lab.user("Use spaces.")]])     # said while the first turn ran
         model = lab.StreamingModel([lab.reply(CALL), lab.say("Done, with spaces.")])
         events, messages = self.run_of(model, get_steering=lambda: next(asks, []))
+        self.assert_streamed(events, "with steering said during the first turn")
         self.assertEqual(lab.shape(messages), "U A[c1] R(c1) U A",
                          f"steering said during the first turn should go in after the call's "
                          f"result, at the top of the next turn; the record is "
@@ -515,7 +526,7 @@ class Lab1(_LabCase):
 
 
     def test_keeps_the_loop_rules(self):
-        """The streaming run_agent keeps the earlier lessons' rules, with a model that streams and one that does not: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them; the model's exception reaches the caller; prompt None is one retry."""
+        """The streaming run_agent keeps the earlier lessons' rules, with a model that streams (whose stream() is asked: a message_update is yielded) and one that does not: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them; the model's exception reaches the caller; prompt None is one retry."""
         lab.keeps_loop_rules(self, harness, retry=True)
         lab.keeps_loop_rules(self, harness, stream=True, retry=True)
 
@@ -602,16 +613,21 @@ class Lab2(_LabCase):
                              "expected 3 requests and [0.25, 0.5]")
 
     def test_gives_up_with_the_last_failure(self):
-        """When the failures differ, Retrying gives up with the last one: a drop, then a 529, then a stream with no event end in STREAM_ENDED."""
+        """When the failures differ, Retrying gives up with the last one: a drop, then a 529, then a stream with no event end in STREAM_ENDED; no event, then a 529, then a drop end in "ConnectionError: connection reset by peer"."""
         ok = lab.say("Hi.")
-        steps = [lab.drop(ok, after=0), lab.error_event(ok, after=0), lab.no_end(ok, after=0)]
-        model, wrapped, slept = self.retrying(steps, retries=2)
-        events, error = self.stream_of(wrapped, "")
-        self.assertEqual((events, error), ([{"type": "error", "message": harness.STREAM_ENDED}],
-                                           None),
-                         f"a drop, a 529, then no event at all gave {events!r}"
-                         f"{f' and raised {error!r}' if error else ''}; expected one error event "
-                         "with the last failure, STREAM_ENDED: it is the one the provider is in now")
+        drop, overloaded, none = (lab.drop(ok, after=0), lab.error_event(ok, after=0),
+                                  lab.no_end(ok, after=0))
+        for steps, said, last in (([drop, overloaded, none], "a drop, a 529, then no event at all",
+                                   harness.STREAM_ENDED),
+                                  ([none, overloaded, drop], "no event at all, a 529, then a drop",
+                                   "ConnectionError: connection reset by peer")):
+            model, wrapped, slept = self.retrying(steps, retries=2)
+            events, error = self.stream_of(wrapped, "")
+            self.assertEqual((events, error), ([{"type": "error", "message": last}], None),
+                             f"{said} gave {events!r}"
+                             f"{f' and raised {error!r}' if error else ''}; expected one error "
+                             f"event with the last failure, {last!r}: it is the one the provider "
+                             "is in now")
 
     def test_retries_by_default(self):
         """Retrying(model) with no retries given retries RETRIES times: RETRIES failures before the first piece, then a good stream, is sent once, after RETRIES + 1 requests."""

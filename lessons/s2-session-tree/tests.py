@@ -582,6 +582,34 @@ class Lab2(_LabCase):
             if ws.read_text(LOG) != before:
                 self.fail(f"branch({bad!r}) refused but wrote to the file; it must write nothing.")
 
+    def test_a_torn_file_takes_no_new_line(self):
+        """On a file whose last line is torn, append_message() and branch("e1") raise
+        ValueError naming the torn line, as lesson 11's append did, and write nothing."""
+        ws = lab.Workspace()
+        _new_session(ws, 3)
+        text = ws.read_text(LOG)
+        ws = lab.Workspace({LOG: text[:-20]})
+        tree = harness.SessionTree(ws, LOG)
+        for what, call in (("append_message(...)", lambda: tree.append_message(lab.user("u4"))),
+                           ('branch("e1")', lambda: tree.branch("e1"))):
+            before = ws.read_text(LOG)
+            try:
+                got = _bounded(call)
+            except ValueError as error:
+                if not re.search(r"\bline 3\b", str(error)):
+                    self.fail(f"{what} raised ValueError({str(error)!r}), which does not name "
+                              "line 3, the torn line.")
+            except Exception as error:
+                self.fail(f"{what} on a torn file raised {type(error).__name__}: {error}; "
+                          "expected lesson 11's ValueError naming line 3.")
+            else:
+                self.fail(f"{what} on a file whose line 3 is torn returned {_what(got)}; expected "
+                          "ValueError naming line 3. A new line after a torn one hides the "
+                          "damage: let self.entries() refuse the file before anything is written.")
+            if ws.read_text(LOG) != before:
+                self.fail(f"{what} on a torn file raised but wrote to it first; it must write "
+                          "nothing. Read the file (self.entries()) before you append.")
+
     def test_a_harness_runs_on_a_branch(self):
         """Harness(messages=tree.replay()) after branch("e2"), saving with persist_to(tree): the
         model is sent e1, e2 and the new prompt only, and afterwards tree.replay() equals
