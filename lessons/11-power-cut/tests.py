@@ -134,6 +134,9 @@ class _LabCase(unittest.TestCase):
         try:
             return log.append_message(message)
         except Exception as error:
+            if not isinstance(error, ValueError):
+                self.fail(f"append {number} raised {type(error).__name__}: {error}; expected "
+                          "the entry's id back.")
             lines = len(ws.read_text(LOG).splitlines()) if ws.exists(LOG) else 0
             self.fail(f"append {number} raised {type(error).__name__}: {error}. After "
                       f"{number - 1} append(s) of your own, the file has {lines} lines and your "
@@ -183,8 +186,8 @@ class Lab1(_LabCase):
                              f"id, type and message: {json.dumps(want)[:120]}...")
 
     def test_appends_only(self):
-        """Every write that ws.writes records is an append, and after each message the file begins
-        with exactly the file as it stood before."""
+        """Every write that ws.writes records is an append (an fsync aside, which changes nothing),
+        and after each message the file begins with exactly the file as it stood before."""
         append = _append_op()
         ws = lab.Workspace()
         log = harness.SessionLog(ws, LOG)
@@ -739,9 +742,23 @@ class Lab2(_LabCase):
                          "listeners in the order they subscribed, each subscription called once. "
                          "Keep them in a list and append each new one at its end.")
         late_heard = [kind for who, kind in heard if who == "late"]
-        self.assertEqual(len(late_heard), len(events) - 1,
+        self.assertEqual(late_heard, [event["type"] for event in events[1:]],
                          f"a listener subscribed after the first event heard {len(late_heard)} of "
                          f"the {len(events) - 1} events that followed; expected all of them.")
+
+    def test_undo_one_of_two(self):
+        """One function subscribed twice, and the first subscription's undo called once: the function still hears each event of the next run once, through the second subscription."""
+        h, _, _ = _job(lab.Workspace())
+        heard = []
+        undo = self.subscribe(h, heard.append)
+        h.subscribe(heard.append)
+        undo()
+        events = _consume(h.prompt(JOB))
+        self.assertEqual(len(heard), len(events),
+                         f"after one of its two subscriptions was undone, the function heard "
+                         f"{len(heard)} events of a run of {len(events)}; expected each once. An "
+                         "undo takes off one subscription, its own: remove the listener once, "
+                         "not every time it is on the list.")
 
     def test_undo_twice(self):
         """Two listeners on one harness, and the first one's undo is called twice: the second still
