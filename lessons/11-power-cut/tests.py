@@ -134,6 +134,9 @@ class _LabCase(unittest.TestCase):
         try:
             return log.append_message(message)
         except Exception as error:
+            if not isinstance(error, ValueError):
+                self.fail(f"append {number} raised {type(error).__name__}: {error}; expected "
+                          "the entry's id back.")
             lines = len(ws.read_text(LOG).splitlines()) if ws.exists(LOG) else 0
             self.fail(f"append {number} raised {type(error).__name__}: {error}. After "
                       f"{number - 1} append(s) of your own, the file has {lines} lines and your "
@@ -183,8 +186,8 @@ class Lab1(_LabCase):
                              f"id, type and message: {json.dumps(want)[:120]}...")
 
     def test_appends_only(self):
-        """Every write that ws.writes records is an append, and after each message the file begins
-        with exactly the file as it stood before."""
+        """Every write that ws.writes records is an append (an fsync aside, which changes nothing),
+        and after each message the file begins with exactly the file as it stood before."""
         append = _append_op()
         ws = lab.Workspace()
         log = harness.SessionLog(ws, LOG)
@@ -314,6 +317,33 @@ class Lab1(_LabCase):
         self.assertEqual(got, "e4", f"the next append returned {got!r}; expected 'e4': the "
                          "file has three lines, whatever their type.")
 
+    def test_rows_read_ids(self):
+        """rows() pairs each message with the id written in its entry, whatever that id is: a file whose two entries are called "x7" and "x9" gives x7 and x9."""
+        name, noted = lab.user("My name is Ada."), lab.say("Noted.")
+        text = "".join(json.dumps({"id": key, "type": "message", "message": m}) + "\n"
+                       for key, m in (("x7", name), ("x9", noted)))
+        log = harness.SessionLog(lab.Workspace({LOG: text}), LOG)
+        rows = [tuple(row) for row in log.rows()]
+        self.assertEqual(rows, [("x7", name), ("x9", noted)],
+                         f"rows() gave ids {[row[0] for row in rows]}; expected ['x7', 'x9'], the "
+                         "ids the entries carry. An entry's id is read from its line, never "
+                         "worked out again from where the line sits.")
+
+    def test_message_untouched(self):
+        """append_message leaves the message it is handed as it was: no key added, none changed."""
+        ws = lab.Workspace()
+        log = harness.SessionLog(ws, LOG)
+        messages = _four_messages()
+        before = json.loads(json.dumps(messages))
+        for number, message in enumerate(messages, 1):
+            self.append(ws, log, message, number)
+        for number, (now, then) in enumerate(zip(messages, before), 1):
+            self.assertEqual(now, then,
+                             f"append_message (append {number}) changed the message it was handed: it now has "
+                             f"the keys {sorted(now)}, and had {sorted(then)}. That dict is the "
+                             "harness's record too; put the id in the entry, around the "
+                             "message, and leave the message alone.")
+
     def test_torn_tail(self):
         """The power went out halfway through line 5: entries(), rows() and replay() each raise an
         error naming "line 5", and append_message raises as well, leaving the file as it was.
@@ -352,10 +382,18 @@ class Lab1(_LabCase):
                          "file that ends in a newline can still be torn inside.")
 
     def test_blank_line(self):
-        """A blank line between two entries is not a complete log entry either: entries() raises the same error, naming that line."""
+        """A blank line is not a complete log entry either, between two entries or at the very start of the file: entries() raises the same error, naming that line."""
         ws = lab.Workspace({LOG: _line(1) + "\n" + _line(2)})
         log = harness.SessionLog(ws, LOG)
         self.assert_torn("entries() on a file whose line 2 is blank", log.entries, 2)
+        ws = lab.Workspace({LOG: "\n" + _line(1) + _line(2)})
+        log = harness.SessionLog(ws, LOG)
+        try:
+            self.assert_torn("entries() on a file whose line 1 is blank", log.entries, 1)
+        except AssertionError as error:
+            self.fail(f"{error} Strip nothing from the file's text before splitting it: "
+                      "strip() removes the blank lines at its edges, and every line number after "
+                      "them shifts with them.")
 
     def test_dangling_call(self):
         """The log ends on a tool call that never got its result (kill -9). On the rebooted disk,
@@ -459,7 +497,7 @@ class Lab2(_LabCase):
     def test_power_cut(self):
         """power_cut() strikes during model call 3, once a.py and b.py are written. On the rebooted
         disk, Harness(..., messages=log.replay()) sends the model all five finished messages,
-        writes c.py and nothing else, and the log still equals the record."""
+        writes c.py and no other .py file, and the log still equals the record."""
         ws = lab.Workspace()
         h, log, _ = _job(ws, [_writer, _writer, lab.power_cut()])
         h.subscribe(harness.persist_to(log))
@@ -704,9 +742,23 @@ class Lab2(_LabCase):
                          "listeners in the order they subscribed, each subscription called once. "
                          "Keep them in a list and append each new one at its end.")
         late_heard = [kind for who, kind in heard if who == "late"]
-        self.assertEqual(len(late_heard), len(events) - 1,
+        self.assertEqual(late_heard, [event["type"] for event in events[1:]],
                          f"a listener subscribed after the first event heard {len(late_heard)} of "
                          f"the {len(events) - 1} events that followed; expected all of them.")
+
+    def test_undo_one_of_two(self):
+        """One function subscribed twice, and the first subscription's undo called once: the function still hears each event of the next run once, through the second subscription."""
+        h, _, _ = _job(lab.Workspace())
+        heard = []
+        undo = self.subscribe(h, heard.append)
+        h.subscribe(heard.append)
+        undo()
+        events = _consume(h.prompt(JOB))
+        self.assertEqual(len(heard), len(events),
+                         f"after one of its two subscriptions was undone, the function heard "
+                         f"{len(heard)} events of a run of {len(events)}; expected each once. An "
+                         "undo takes off one subscription, its own: remove the listener once, "
+                         "not every time it is on the list.")
 
     def test_undo_twice(self):
         """Two listeners on one harness, and the first one's undo is called twice: the second still
@@ -848,7 +900,8 @@ class Lab2(_LabCase):
 
     def test_listener_raises(self):
         """A listener raises OSError("disk full") at the first message_end: the error reaches the
-        run's consumer, the harness is idle again, and the next prompt is accepted."""
+        run's consumer, the record holds just the message that was announced, the harness is idle
+        again, and the next prompt is accepted."""
         h, _, _ = _job(lab.Workspace())
         raised = []
 
@@ -869,6 +922,13 @@ class Lab2(_LabCase):
                         "nothing had happened; expected the error to reach the consumer. Catch "
                         "nothing around the listeners: a saver that cannot save must not be "
                         "silent.")
+        announced = [raised[0]["message"]] if raised else []
+        self.assertEqual(list(h.messages), announced,
+                         f"after the listener failed at the first message_end, the record is "
+                         f"{_shape(h.messages)}; expected {_shape(announced)}, the one message "
+                         "the run had announced. A listener's error is not a message: nothing "
+                         "announces it, so no saver could log it, and the log and the record "
+                         "would part.")
         self.assertFalse(h.is_running,
                          "after the listener's error ended the run, h.is_running is still "
                          "True; expected False. Reset it in a finally, which runs however the "
@@ -880,9 +940,9 @@ class Lab2(_LabCase):
         self.assert_answered(h, "after the listener's error, the next prompt ran, and")
 
     def test_listener_error_before_handover(self):
-        """A listener raises at the first message_end: the consumer is never handed that message_end; the error comes in its place."""
+        """A listener raises at the first message_end: neither a listener subscribed after it nor the consumer is handed that message_end; the error comes in its place."""
         h, _, _ = _job(lab.Workspace())
-        raised = []
+        raised, later = [], []
 
         def full_disk(event):
             if event["type"] == "message_end" and not raised:
@@ -890,12 +950,24 @@ class Lab2(_LabCase):
                 raise OSError("disk full")
 
         h.subscribe(full_disk)
-        handed = []
+        h.subscribe(later.append)
+        handed, caught = [], None
         try:
             for event in lab.steps(h.prompt(JOB)):
                 handed.append(event)
-        except OSError:
-            pass
+        except OSError as error:
+            caught = error
+        if not raised:
+            self.fail("the listener never heard a message_end.")
+        if caught is None:
+            self.fail("the listener raised OSError('disk full') and the consumer's loop ended "
+                      "without it; expected the error to come out of the run.")
+        if any(e is raised[0] for e in later):
+            self.fail("the first listener raised OSError('disk full') on a message_end, and the "
+                      "listener subscribed after it still heard that message_end. The saver "
+                      "subscribed first has saved before anyone else hears; when it cannot, "
+                      "nobody hears. Let the error out of _notify at once: no try around the "
+                      "listeners.")
         if raised and any(e is raised[0] for e in handed):
             self.fail("the listener raised OSError('disk full') on a message_end, and the "
                       "consumer was still handed that message_end. A consumer that closes the "
