@@ -166,9 +166,10 @@ class Lab1(_LabCase):
                            content="disk full", is_error=True)
 
     def test_any_exception(self):
-        """Whatever Exception a tool raises (KeyError, ZeroDivisionError, FileNotFoundError), the call still gets exactly one result, its content str() of the exception, marked is_error."""
+        """Whatever Exception a tool raises (KeyError, ZeroDivisionError, FileNotFoundError, and a TypeError from a bug in the tool), the call still gets exactly one result, its content str() of the exception, marked is_error."""
         for error in (KeyError("content"), ZeroDivisionError("division by zero"),
-                      FileNotFoundError("no such file: a.py")):
+                      FileNotFoundError("no such file: a.py"),
+                      TypeError("'NoneType' object is not subscriptable")):
             when = f"When the tool raises {_error(error)}"
             result = self.run_tool([_tool("t", _raising(error))], lab.call("t", {}, id="c9"),
                                    when)
@@ -176,19 +177,29 @@ class Lab1(_LabCase):
                                is_error=True)
 
     def test_unknown_tool(self):
-        """A call to a tool nobody has, "nope", is answered "Tool nope not found" with is_error True, with other tools or with none."""
-        for tools in ([_tool("save", lambda arguments: "ok")], []):
-            when = (f"For a call to 'nope' with tools {[t['name'] for t in tools]}")
-            result = self.run_tool(tools, lab.call("nope", {}, id="c2"), when)
+        """A call to a tool nobody has, "nope", is answered "Tool nope not found" with is_error True, with other tools or with none; a name matches only as spelt, so "Save" is not the tool "save"."""
+        for name, tools in (("nope", [_tool("save", lambda arguments: "ok")]), ("nope", []),
+                            ("Save", [_tool("save", lambda arguments: "ok")])):
+            when = (f"For a call to {name!r} with tools {[t['name'] for t in tools]}")
+            result = self.run_tool(tools, lab.call(name, {}, id="c2"), when)
+            if name == "Save" and result.get("is_error") is False:
+                self.fail(f"{when}, the tool 'save' ran: run_tool matched the name loosely. "
+                          "Look the name up exactly as the call spells it; a model that wrote "
+                          "'Save' is told 'Tool Save not found' and can spell it right.")
             self.assert_result(result, when, role="toolResult", tool_call_id="c2",
-                               tool_name="nope", content="Tool nope not found", is_error=True)
+                               tool_name=name, content=f"Tool {name} not found", is_error=True)
 
     def test_working_tool_unchanged(self):
-        """A tool that returns gets its own output with is_error False, in a toolResult that names its call and its tool ("c3", "echo"), even when that output reports a failure ("Command exited with code 1")."""
-        for output in ("hi", "FAILED test_a.py\nCommand exited with code 1"):
+        """A tool that returns gets its own output with is_error False, in a toolResult that names its call and its tool ("c3", "echo"), even when that output reports a failure ("Command exited with code 1") or starts "Error:"."""
+        for output in ("hi", "FAILED test_a.py\nCommand exited with code 1",
+                       "Error: file not found"):
             when = f"When the tool returns {output!r}"
             result = self.run_tool([_tool("echo", lambda arguments: output)],
                                    lab.call("echo", {}, id="c3"), when)
+            if result.get("is_error") is True and result.get("content") == output:
+                self.fail(f"{when}, the result is marked is_error. The flag says the tool "
+                          "raised, and this one returned: set is_error from the path the call "
+                          "took, never from what the text says.")
             self.assert_result(result, when, role="toolResult", tool_call_id="c3",
                                tool_name="echo", content=output, is_error=False)
 

@@ -108,6 +108,8 @@ class Lab1(unittest.TestCase):
                     "A stop between a call and its result leaves the call unanswered")
         self.assertEqual(len(model.calls), 1, "the model should be called once; it was called "
                                               f"{_times(len(model.calls))}")
+        self.assertEqual(len(runs), 1, f"the tool should run once, for the one reply; it ran "
+                                       f"{_times(len(runs))}")
 
     def test_answer_on_the_last_turn(self):
         """With max_turns=3, a model that asks twice and answers on call 3 ends on its answer: the limit was reached, not passed, and nothing is marked failed."""
@@ -241,6 +243,10 @@ class Lab1(unittest.TestCase):
         self._shape(messages, "U A[a1,b1] R(a1) R(b1) A[a2,b2] R(a2) R(b2) A!",
                     "max_turns counts model calls, and every tool a reply asked for is run "
                     "before the next")
+        self.assertEqual(len(model.calls), 2, "the model should be called twice; it was called "
+                                              f"{_times(len(model.calls))}")
+        self.assertEqual(len(runs), 4, f"the tool should run 4 times, twice for each reply; it "
+                                       f"ran {_times(len(runs))}")
 
     def test_each_run_counts_from_zero(self):
         """The count starts again with every run: two runs on one list, each with max_turns=2, make two model calls each."""
@@ -273,7 +279,7 @@ class Lab1(unittest.TestCase):
                   "`except` around complete would file your own bugs under \"provider\"")
 
     def test_stops_after_what_came_before(self):
-        """A run that is stopped keeps everything said before it, and the next run carries on from the stop on the same list: its first request begins with everything the first run left, U A U A[s1] R(s1)."""
+        """A run that is stopped keeps everything said before it, and the next run carries on from the stop on the same list: its first request begins with everything said before the stop, U A U A[s1] R(s1), and ends with the new prompt."""
         runs = []
         earlier = [lab.user("Hi"), lab.say("Hello.")]
         messages = list(earlier)

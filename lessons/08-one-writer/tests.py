@@ -102,6 +102,16 @@ class Lab1(_LabCase):
             self.fail(f"after the run h.messages is {_shape(h.messages)}; expected U A, the "
                       "prompt \"Hi\" and the reply. Hand run_agent the harness's own list, "
                       "self._messages, so what it appends is the harness's transcript.")
+        announced = [event.get("message") for event in events if event["type"] == "message_end"]
+        if any(a is not b for a, b in zip(announced, h.messages)):
+            self.fail("the message_end events carried copies of the messages, not the messages "
+                      "in h.messages: yield run_agent's events as they come, unchanged.")
+        ended = events[-1].get("messages")
+        if not isinstance(ended, list) or [id(m) for m in ended] != [id(m) for m in h.messages]:
+            got = lab.shape(ended) or "an empty list" if isinstance(ended, list) else repr(ended)
+            self.fail(f"agent_end's \"messages\" was {got}; "
+                      "expected this run's messages, the very ones in h.messages (U A): yield "
+                      "run_agent's events as they come, unchanged, not rebuilt or trimmed.")
 
     def test_messages_is_a_snapshot(self):
         """h.messages is a tuple: nobody can append to it, and a snapshot you hold does not change when a later run adds to the transcript."""
@@ -211,6 +221,29 @@ class Lab1(_LabCase):
             self.fail(f"after the refused prompt and the first run, h.messages is "
                       f"{_shape(h.messages)}; expected U A: the prompt \"Hi\" and its reply, "
                       "and nothing of \"Me too\".")
+
+    def test_one_flag_per_harness(self):
+        """Each harness has a flag of its own: while one harness's run is going on, another harness is not running, and its prompt() is accepted."""
+        busy = self.build(lab.ScriptedModel([lab.say("Hello.")]))
+        other = self.build(lab.ScriptedModel([lab.say("Hi there.")]))
+        first = self.prompt(busy, "Hi", "On a new harness")
+        if other.is_running is not False:
+            self.fail(f"while another harness's run was going on, a harness that was never "
+                      f"prompted says is_running {other.is_running!r}; expected False. Keep the "
+                      "flag on self, in __init__, not on the class.")
+        try:
+            second = other.prompt("Hello")
+        except RuntimeError as error:
+            self.fail(f"while another harness's run was going on, h.prompt(\"Hello\") on a "
+                      f"harness that was never prompted raised RuntimeError({str(error)!r}). One "
+                      "run at a time is a rule for each transcript: keep the flag on self.")
+        self.drive(lab.steps(second) if hasattr(second, "__aiter__") else second,
+                   "In the second harness's run")
+        self.drive(first, "In the first harness's run")
+        if (_shape(busy.messages), _shape(other.messages)) != ("U A", "U A"):
+            self.fail(f"after one run on each harness, their transcripts are "
+                      f"{_shape(busy.messages)} and {_shape(other.messages)}; expected U A and "
+                      "U A.")
 
     def test_failed_run_frees_the_harness(self):
         """A run that ends in a failed reply (stop_reason "error") is over too: is_running is False after it, and the next prompt() is accepted and continues the transcript."""
