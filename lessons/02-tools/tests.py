@@ -442,14 +442,15 @@ class Lab2(_Reader):
         runs = []
         tools = [_counting_tool("echo", "ok", runs)]
         call = lab.call("echo", {"n": 1}, id="c1")
-        before_call, before_tool = copy.deepcopy(call), dict(tools[0])
+        before_call, before_tools = copy.deepcopy(call), copy.deepcopy(tools)
         self.run_tool(tools, call)
         if call != before_call:
             added = sorted(set(call) - set(before_call))
             self.fail(f"run_tool changed the call (keys added: {added}): the result goes in "
                       f"its own message, not on the call")
-        if len(tools) != 1 or tools[0] != before_tool:
-            self.fail("run_tool changed the list of tools or the tool in it")
+        if tools != before_tools:
+            self.fail("run_tool changed the list of tools or the tool in it (its schema "
+                      "included): it reads the tools and leaves them as they were")
 
     def test_write_tool(self):
         """A write call for a.py, run with make_write_tool over a workspace, is answered "Successfully wrote to a.py." and puts the file on the disk."""

@@ -155,6 +155,51 @@ class Lab1(unittest.TestCase):
                       f"the first: {problems[0]}")
         self.assert_shape(messages, "U A[c1] R(c1) A[c2] R(c2) A[c3] R(c3) A")
 
+    def test_same_answer_again(self):
+        """A status check answered "running", "running", then "done", one call per reply, runs three times and then the model answers: a result that repeats the one before is not the end of a run."""
+        answers = iter(["running", "running", "done"])
+        runs = []
+
+        def status(arguments):
+            runs.append("status")
+            return next(answers)
+        tool = {"name": "status", "description": "Is the build done?",
+                "parameters": {"type": "object", "properties": {}}, "execute": status}
+        steps = [lab.reply(lab.call("status", {}, id=f"s{n}")) for n in range(1, 4)]
+        model = lab.ScriptedModel(steps + [lab.say("The build is done.")])
+        messages = []
+        self.run_agent(model, messages, [tool], "Wait for the build.")
+        if len(runs) != 3 or len(model.calls) != 4:
+            self.fail(f"three status checks should run over four model calls; {len(runs)} ran "
+                      f"over {len(model.calls)}, and the list is {_shape(messages)}. The same "
+                      "result twice is not the end: only a reply with no calls ends the run")
+        self.assert_shape(messages, "U A[s1] R(s1) A[s2] R(s2) A[s3] R(s3) A")
+
+    def test_identical_calls_in_one_reply(self):
+        """Two identical calls in one reply, c1 and c2 both reading a.txt while it changes, run the tool twice: each call gets its own result, "one" for c1 and "two" for c2."""
+        versions = iter(["one", "two"])
+        reads = []
+
+        def read(arguments):
+            reads.append(arguments)
+            return next(versions)
+        read_tool = {"name": "read", "description": "Read a file.",
+                     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                     "execute": read}
+        model = lab.ScriptedModel([lab.reply(lab.call("read", {"path": "a.txt"}, id="c1"),
+                                             lab.call("read", {"path": "a.txt"}, id="c2")),
+                                   lab.say("It changed.")])
+        messages = []
+        self.run_agent(model, messages, [read_tool], "Read a.txt twice.")
+        if len(reads) != 2:
+            self.fail(f"the reply asked for two reads, and the tool ran {len(reads)} time(s): "
+                      "every call is run, even one that looks like the call before it")
+        results = [(m.get("tool_call_id"), m.get("content")) for m in messages
+                   if isinstance(m, dict) and m.get("role") == "toolResult"]
+        if results != [("c1", "one"), ("c2", "two")]:
+            self.fail(f"the results should be c1 'one' then c2 'two', each call's own; they are "
+                      f"{results}")
+
     def test_every_call_sent_everything(self):
         """Every model call is sent the whole transcript so far, from the prompt on, with SYSTEM and the tools' specs: call 3 of the job is sent all five messages before it."""
         ws = lab.Workspace()
@@ -322,6 +367,28 @@ class Lab1(unittest.TestCase):
                       "the caller has to hear that the model was never reached")
         self.assert_shape(messages, "U A[c1] R(c1)",
                           hint="Everything that happened before the error stays on the list.")
+
+    def test_first_call_error_keeps_the_prompt(self):
+        """When the very first model call raises, run_agent raises that same error, and your list holds the prompt, U: it went on the list before the model was asked."""
+        down = ConnectionError("the network is down")
+        model = lab.ScriptedModel([lab.raises(down)])
+        messages = []
+        try:
+            returned = harness.run_agent(model, harness.SYSTEM, messages, [], "Go.")
+            if hasattr(returned, "__next__") or hasattr(returned, "__aiter__"):
+                lab.drive(returned)
+        except ConnectionError as error:
+            if error is not down:
+                self.fail("run_agent raised a new ConnectionError of its own; let the one the "
+                          "model raised go up as it is")
+        except Exception as error:  # the reader's code raised something else
+            self.fail(f"the model raised ConnectionError, and run_agent raised "
+                      f"{type(error).__name__}: {error}. Let the model's own error go up")
+        else:
+            self.fail("the first model call raised ConnectionError, and run_agent returned as "
+                      f"if the run had ended; your list holds {_shape(messages)}. Catch nothing")
+        self.assert_shape(messages, "U", hint="Append the prompt first, then call the model: "
+                          "the prompt happened even if no reply ever came.")
 
     def test_reply_on_the_list_while_tools_run(self):
         """While a tool runs, your list already holds the reply that asked for it and the results of the calls before it: c1 sees U A[c1,c2], c2 sees U A[c1,c2] R(c1)."""
