@@ -223,6 +223,30 @@ class Lab1(unittest.TestCase):
                 self.fail(f"call {number} was sent the tools {request.tools!r}; send "
                           "tool_specs(tools) on every call, not only the first")
 
+    def test_tools_as_the_list_stands(self):
+        """Each model call is sent the specs of the tools as the list stands at that call: a tool that appends a clock tool to the list during the run has clock offered on the next call, and run."""
+        runs = []
+        tools = []
+
+        def install(arguments):
+            runs.append("install")
+            tools.append(_tool("clock", runs))
+            return "clock installed"
+        tools.append({"name": "install", "description": "Add the clock tool.",
+                      "parameters": {"type": "object", "properties": {}}, "execute": install})
+        model = lab.ScriptedModel([lab.reply(lab.call("install", {}, id="c1")),
+                                   lab.reply(lab.call("clock", {}, id="c2")),
+                                   lab.say("Done.")])
+        messages = []
+        self.run_agent(model, messages, tools, "Tell me the time.")
+        offered = [[spec.get("name") for spec in request.tools] for request in model.calls]
+        if offered[1:2] != [["install", "clock"]]:
+            self.fail(f"call 2 should be offered install and clock, the list as it stands after "
+                      f"install ran; the calls were offered {offered}. Work tool_specs(tools) "
+                      "out for each call, not once before the loop")
+        if runs != ["install", "clock"]:
+            self.fail(f"install, then clock, should have run; what ran: {runs}")
+
     def test_results_before_the_next_call(self):
         """Two calls in one reply get two results, in the order asked, both before the model is asked again."""
         runs = []
