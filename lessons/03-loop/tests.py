@@ -124,7 +124,7 @@ class Lab1(unittest.TestCase):
             self.fail("the list should end on the answer 'Two hundred.'; it ends "
                       f"{lab.show(messages[-1:]) or 'with nothing'}")
         last = model.calls[-1].messages
-        if len(last) != 401 or last[0] is not messages[0]:
+        if len(last) != 401 or list(last) != messages[:401]:
             self.fail(f"call 201 should be sent all 401 messages before it, from the prompt on; "
                       f"it was sent {len(last)}, starting {_shape(last[:1])}. Send the whole "
                       "list on every call, however long it has grown")
@@ -199,6 +199,29 @@ class Lab1(unittest.TestCase):
         if results != [("c1", "one"), ("c2", "two")]:
             self.fail(f"the results should be c1 'one' then c2 'two', each call's own; they are "
                       f"{results}")
+
+    def test_every_call_block_runs(self):
+        """Every call block in a reply runs, even two that share the id d1 (a model's slip): the tool runs for a.py and then for b.py before the model is asked again."""
+        paths = []
+
+        def read(arguments):
+            paths.append(arguments.get("path"))
+            return "read"
+        read_tool = {"name": "read", "description": "Read a file.",
+                     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                     "execute": read}
+        model = lab.ScriptedModel([lab.reply(lab.call("read", {"path": "a.py"}, id="d1"),
+                                             lab.call("read", {"path": "b.py"}, id="d1")),
+                                   lab.say("Both read.")])
+        messages = []
+        self.run_agent(model, messages, [read_tool], "Read both.")
+        if paths != ["a.py", "b.py"]:
+            self.fail(f"the reply holds two calls, a.py then b.py, both with the id d1; the tool "
+                      f"ran for {paths}. Run every call block in the reply: do not skip one "
+                      "because its id was seen already")
+        if len(model.calls) != 2:
+            self.fail(f"the model should be asked again once both calls have run; it was called "
+                      f"{len(model.calls)} time(s)")
 
     def test_every_call_sent_everything(self):
         """Every model call is sent the whole transcript so far, from the prompt on, with SYSTEM and the tools' specs: call 3 of the job is sent all five messages before it."""
