@@ -437,6 +437,41 @@ class Lab1(unittest.TestCase):
         self.assert_shape(messages, "U", hint="Append the prompt first, then call the model: "
                           "the prompt happened even if no reply ever came.")
 
+    def test_raising_tool_not_a_success(self):
+        """A tool that raises is never answered as a success: its own error goes up through run_agent with your list at U A[c1] (today), or its result is marked is_error (lesson 4)."""
+        fire = OSError("disk on fire")
+
+        def broken(arguments):
+            raise fire
+        tool = {"name": "broken", "description": "Breaks.",
+                "parameters": {"type": "object", "properties": {}}, "execute": broken}
+        model = lab.ScriptedModel([lab.reply(lab.call("broken", {}, id="c1")),
+                                   lab.say("Sorry."), lab.say("Spare.")])
+        messages = []
+        try:
+            returned = harness.run_agent(model, harness.SYSTEM, messages, [tool], "Go.")
+            if hasattr(returned, "__next__") or hasattr(returned, "__aiter__"):
+                lab.drive(returned)
+        except Exception as error:  # today the tool's error goes up: it must be that one
+            if error is not fire:
+                self.fail(f"the tool raised OSError('disk on fire'), and run_agent raised "
+                          f"{type(error).__name__}: {error}. Catch nothing today: let the "
+                          "tool's own error go up")
+            self.assert_shape(messages, "U A[c1]",
+                              hint="What happened before the error stays on the list, and no "
+                                   "result is made up for the call that failed.")
+            return
+        results = [m for m in messages if isinstance(m, dict) and m.get("role") == "toolResult"]
+        if not results:
+            self.fail(f"the tool raised, and run_agent returned as if the run had ended, with "
+                      f"{_shape(messages)}: the call has no result, and the caller never heard "
+                      "of the error. Catch nothing today: let the tool's own error go up")
+        if any(m.get("is_error") is not True for m in results):
+            self.fail(f"the tool raised, and run_agent went on with {_shape(messages)}, the "
+                      f"result marked is_error {[m.get('is_error') for m in results]}: the model "
+                      "would be told the call worked. Catch nothing today; lesson 4 answers it "
+                      "with a result marked is_error")
+
     def test_reply_on_the_list_while_tools_run(self):
         """While a tool runs, your list already holds the reply that asked for it and the results of the calls before it: c1 sees U A[c1,c2], c2 sees U A[c1,c2] R(c1)."""
         messages, seen = [], []
