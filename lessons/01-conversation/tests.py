@@ -109,13 +109,15 @@ class Lab1(unittest.TestCase):
                       f"it gave {got!r}")
 
     def test_user_message_as_typed(self):
-        """user_message keeps the words exactly as typed, spaces, line breaks and an empty string included."""
-        for text in ("  two spaces, then words  ", "line one\nline two", ""):
+        """user_message keeps the words exactly as typed: spaces at the edges, a tab, line breaks ("\\n" and "\\r\\n"), an accent typed as two characters, and an empty string."""
+        for text in ("  two spaces, then words  ", "line one\nline two", "line one\r\nline two",
+                     "a\ttab", "Ade\u0301le", ""):
             got = self.user_message(text)
             content = got.get("content") if isinstance(got, dict) else got
             if content != text:
-                self.fail(f"user_message({text!r}) should keep {text!r} as its content; the "
-                          f"content is {content!r}")
+                self.fail(f"user_message({text!a}) should keep {text!a} as its content; the "
+                          f"content is {content!a}. Put the text in as it came: no stripping, no "
+                          "changing line endings or tabs, no normalising")
 
     def test_chat_keeps_text_as_typed(self):
         """chat puts the user's words on your list, and in the request, exactly as typed: "  My name is Ada.\\n" keeps its spaces and its line break."""

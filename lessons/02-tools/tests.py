@@ -207,16 +207,57 @@ class Lab1(_Reader):
                       f"{len(message.get('content', []))}; read it, do not change it")
 
 
+    def test_other_block_types(self):
+        """A reply that also holds a "thinking" block gives text_of only its "text" block and tool_calls only its "toolCall" block: each keeps the blocks of its own type, and no other."""
+        thought = {"type": "thinking", "thinking": "The port is probably in config.py."}
+        message = lab.reply(lab.text("Reading it."), lab.call("read", {"path": "config.py"},
+                                                              id="c1"))
+        message["content"].insert(0, thought)
+        self.same_text(self.text_of(message), "Reading it.",
+                       "a \"thinking\" block is not words for the reader: keep only the blocks "
+                       "whose type is \"text\"")
+        got = _ids(self.tool_calls(message))
+        if got != ["c1"]:
+            self.fail(f"the reply holds one call, c1, and a \"thinking\" block; tool_calls gave "
+                      f"{_gave(got)}. Keep the blocks whose type is \"toolCall\", not every "
+                      "block that is not text")
+
+    def test_stale_copy_ignored(self):
+        """A reply that carries an old copy of its calls under a "tool_calls" key, c1 alone, while its content holds c1 and c2: tool_calls gives c1 and c2, read from content, the one record."""
+        message, read, _ = _mixed()
+        message["tool_calls"] = [read]      # a copy made once, somewhere, before c2 was there
+        got = _ids(self.tool_calls(message))
+        if got != ["c1", "c2"]:
+            self.fail(f"the content holds c1 and c2, and a stored copy says only c1; tool_calls "
+                      f"gave {_gave(got)}. Read the calls from content every time: a copy kept "
+                      "beside it is a second record, and this one is stale")
+
+    def test_same_id_twice(self):
+        """Two call blocks that share the id d1 are still two blocks: tool_calls gives both, in order; it reports what the model wrote and tidies nothing."""
+        message = lab.reply(lab.call("read", {"path": "a.py"}, id="d1"),
+                            lab.call("read", {"path": "b.py"}, id="d1"))
+        calls = self.tool_calls(message)
+        if not isinstance(calls, list) or len(calls) != 2:
+            self.fail(f"the reply holds two call blocks, both with the id d1; tool_calls gave "
+                      f"{_gave(_ids(calls))}. Give every toolCall block: a reply with a "
+                      "repeated id is mended later (lesson 10), not hidden here")
+        paths = [call.get("arguments", {}).get("path") for call in calls]
+        if paths != ["a.py", "b.py"]:
+            self.fail(f"the two calls should come back a.py then b.py; they came {paths}")
+
+
 class Lab2(_Reader):
 
     def run_tool(self, tools, call):
         return self.call("run_tool", tools, call)
 
     def test_tool_specs(self):
-        """tool_specs of two tools, echo then clock (which carries an extra "label" key), is, for each in that order, its name, description and parameters and nothing else, never its execute function or its label; the tools keep their execute, and neither runs."""
+        """tool_specs of two tools, echo then clock (which carries an extra "label" key and a description with line breaks and indents), is, for each in that order, its name, description and parameters as they are and nothing else, never its execute function or its label; the tools are left exactly as they were, and neither runs."""
         runs = []
         tools = [_counting_tool("echo", "hi", runs), _counting_tool("clock", "12:00", runs)]
         tools[1]["label"] = "Clock"     # a key for the program's own use, not for the model
+        tools[1]["description"] = "The clock tool.\n  Takes no arguments.\n"
+        before = copy.deepcopy(tools)
         specs = self.call("tool_specs", tools)
         if not isinstance(specs, list) or len(specs) != 2:
             self.fail(f"tool_specs of two tools should be a list of two dicts, not {specs!r}")
@@ -244,6 +285,10 @@ class Lab2(_Reader):
         if lost:
             self.fail(f"tool_specs took execute out of the tool itself ({lost}): build new "
                       f"dicts, and leave the tools as they were")
+        changed = [tool["name"] for tool, old in zip(tools, before) if tool != old]
+        if changed or len(tools) != len(before):
+            self.fail(f"tool_specs changed the tools it was given ({changed or 'the list'}): "
+                      "read them, build new dicts, and leave the tools exactly as they were")
         if runs:
             self.fail(f"telling the model about a tool must not run it, but these ran: {runs}")
 
@@ -306,13 +351,17 @@ class Lab2(_Reader):
             return None, error
 
     def test_raising_tool_not_a_success(self):
-        """A tool that raises is never answered as a success: run_tool lets the error go up (today) or returns a result marked is_error (lesson 4), never one with is_error False."""
+        """A tool that raises is never answered as a success: run_tool lets the tool's own error go up, unchanged (today), or returns a result marked is_error (lesson 4), never one with is_error False."""
         def broken(arguments):
             raise OSError("disk on fire")
         tool = {"name": "broken", "description": "Breaks.",
                 "parameters": {"type": "object", "properties": {}}, "execute": broken}
         result, error = self.run_tool_raw([tool], lab.call("broken", {}, id="c1"))
         if error is not None:
+            if not (isinstance(error, OSError) and str(error) == "disk on fire"):
+                self.fail(f"the tool raised OSError('disk on fire'), and run_tool raised "
+                          f"{type(error).__name__}: {error}. Today the tool's own error goes "
+                          "straight up: do not catch it to raise another")
             return
         if not isinstance(result, dict) or result.get("is_error") is not True:
             got = (f"content {result.get('content')!r} and is_error {result.get('is_error')!r}"
@@ -320,6 +369,23 @@ class Lab2(_Reader):
             self.fail(f"the tool raised OSError, and run_tool answered it with {got}: the model "
                       "would be told the call worked. Catch nothing today and let the error go "
                       "up; lesson 4 turns it into a result marked is_error")
+
+    def test_name_matched_whole(self):
+        """run_tool finds the tool by its whole name: with read_many listed before read, a call for read runs read, and a call for "Read" runs neither."""
+        runs = []
+        tools = [_counting_tool("read_many", "two files", runs),
+                 _counting_tool("read", "one file", runs)]
+        result = self.run_tool(tools, lab.call("read", {"path": "a.py"}, id="c1"))
+        if [name for name, _ in runs] != ["read"]:
+            self.fail(f"the call asked for read, and what ran was {[n for n, _ in runs]}: look "
+                      "the name up whole, not by what it starts with or contains")
+        if not isinstance(result, dict) or result.get("content") != "one file":
+            self.fail(f"the result should hold read's answer, 'one file'; it is {result!r}")
+        runs.clear()
+        result, error = self.run_tool_raw(tools, lab.call("Read", {"path": "a.py"}, id="c2"))
+        if runs:
+            self.fail(f"no tool is named \"Read\" (names are matched exactly, case included), "
+                      f"and {runs[0][0]} ran")
 
     def test_unknown_tool_runs_nothing(self):
         """A call that names no tool in the list runs no tool and is never answered as a success: run_tool raises (today) or returns a result marked is_error (lesson 4)."""
@@ -341,19 +407,19 @@ class Lab2(_Reader):
     def test_reads_the_tools_every_time(self):
         """tool_specs and run_tool read the list they are given on every call: a tool appended to the list after a first call is told to the model and run by the next."""
         runs = []
-        tools = [_counting_tool("echo", "hi", runs)]
+        tools = [_counting_tool("ping", "pong", runs)]
         self.call("tool_specs", tools)
-        self.run_tool(tools, lab.call("echo", {}, id="c1"))
-        tools.append(_counting_tool("clock", "12:00", runs))
+        self.run_tool(tools, lab.call("ping", {}, id="c1"))
+        tools.append(_counting_tool("stamp", "12:00", runs))
         specs = self.call("tool_specs", tools)
         names = [spec.get("name") for spec in specs] if isinstance(specs, list) else specs
-        if names != ["echo", "clock"]:
-            self.fail(f"after clock was appended to the list, tool_specs gave {names}; work the "
+        if names != ["ping", "stamp"]:
+            self.fail(f"after stamp was appended to the list, tool_specs gave {names}; work the "
                       "specs out from the list each time, and keep no answer from the last call")
-        result, error = self.run_tool_raw(tools, lab.call("clock", {}, id="c2"))
-        if runs[-1:] != [("clock", {})] or not isinstance(result, dict):
+        result, error = self.run_tool_raw(tools, lab.call("stamp", {}, id="c2"))
+        if runs[-1:] != [("stamp", {})] or not isinstance(result, dict):
             raised = f" run_tool raised {type(error).__name__}: {error}." if error else ""
-            self.fail(f"after clock was appended to the list, a call for it should run it; what "
+            self.fail(f"after stamp was appended to the list, a call for it should run it; what "
                       f"ran: {runs}.{raised} Look the name up in the list you are given, every "
                       "time")
 
@@ -376,14 +442,15 @@ class Lab2(_Reader):
         runs = []
         tools = [_counting_tool("echo", "ok", runs)]
         call = lab.call("echo", {"n": 1}, id="c1")
-        before_call, before_tool = copy.deepcopy(call), dict(tools[0])
+        before_call, before_tools = copy.deepcopy(call), copy.deepcopy(tools)
         self.run_tool(tools, call)
         if call != before_call:
             added = sorted(set(call) - set(before_call))
             self.fail(f"run_tool changed the call (keys added: {added}): the result goes in "
                       f"its own message, not on the call")
-        if len(tools) != 1 or tools[0] != before_tool:
-            self.fail("run_tool changed the list of tools or the tool in it")
+        if tools != before_tools:
+            self.fail("run_tool changed the list of tools or the tool in it (its schema "
+                      "included): it reads the tools and leaves them as they were")
 
     def test_write_tool(self):
         """A write call for a.py, run with make_write_tool over a workspace, is answered "Successfully wrote to a.py." and puts the file on the disk."""

@@ -124,7 +124,7 @@ class Lab1(unittest.TestCase):
             self.fail("the list should end on the answer 'Two hundred.'; it ends "
                       f"{lab.show(messages[-1:]) or 'with nothing'}")
         last = model.calls[-1].messages
-        if len(last) != 401 or last[0] is not messages[0]:
+        if len(last) != 401 or list(last) != messages[:401]:
             self.fail(f"call 201 should be sent all 401 messages before it, from the prompt on; "
                       f"it was sent {len(last)}, starting {_shape(last[:1])}. Send the whole "
                       "list on every call, however long it has grown")
@@ -155,6 +155,74 @@ class Lab1(unittest.TestCase):
                       f"the first: {problems[0]}")
         self.assert_shape(messages, "U A[c1] R(c1) A[c2] R(c2) A[c3] R(c3) A")
 
+    def test_same_answer_again(self):
+        """A status check answered "running", "running", then "done", one call per reply, runs three times and then the model answers: a result that repeats the one before is not the end of a run."""
+        answers = iter(["running", "running", "done"])
+        runs = []
+
+        def status(arguments):
+            runs.append("status")
+            return next(answers)
+        tool = {"name": "status", "description": "Is the build done?",
+                "parameters": {"type": "object", "properties": {}}, "execute": status}
+        steps = [lab.reply(lab.call("status", {}, id=f"s{n}")) for n in range(1, 4)]
+        model = lab.ScriptedModel(steps + [lab.say("The build is done.")])
+        messages = []
+        self.run_agent(model, messages, [tool], "Wait for the build.")
+        if len(runs) != 3 or len(model.calls) != 4:
+            self.fail(f"three status checks should run over four model calls; {len(runs)} ran "
+                      f"over {len(model.calls)}, and the list is {_shape(messages)}. The same "
+                      "result twice is not the end: only a reply with no calls ends the run")
+        self.assert_shape(messages, "U A[s1] R(s1) A[s2] R(s2) A[s3] R(s3) A")
+
+    def test_identical_calls_in_one_reply(self):
+        """Two identical calls in one reply, c1 and c2 both reading a.txt while it changes, run the tool twice: each call gets its own result, "one" for c1 and "two" for c2."""
+        versions = iter(["one", "two"])
+        reads = []
+
+        def read(arguments):
+            reads.append(arguments)
+            return next(versions)
+        read_tool = {"name": "read", "description": "Read a file.",
+                     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                     "execute": read}
+        model = lab.ScriptedModel([lab.reply(lab.call("read", {"path": "a.txt"}, id="c1"),
+                                             lab.call("read", {"path": "a.txt"}, id="c2")),
+                                   lab.say("It changed.")])
+        messages = []
+        self.run_agent(model, messages, [read_tool], "Read a.txt twice.")
+        if len(reads) != 2:
+            self.fail(f"the reply asked for two reads, and the tool ran {len(reads)} time(s): "
+                      "every call is run, even one that looks like the call before it")
+        results = [(m.get("tool_call_id"), m.get("content")) for m in messages
+                   if isinstance(m, dict) and m.get("role") == "toolResult"]
+        if results != [("c1", "one"), ("c2", "two")]:
+            self.fail(f"the results should be c1 'one' then c2 'two', each call's own; they are "
+                      f"{results}")
+
+    def test_every_call_block_runs(self):
+        """Every call block in a reply runs, even two that share the id d1 (a model's slip): the tool runs for a.py and then for b.py before the model is asked again."""
+        paths = []
+
+        def read(arguments):
+            paths.append(arguments.get("path"))
+            return "read"
+        read_tool = {"name": "read", "description": "Read a file.",
+                     "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                     "execute": read}
+        model = lab.ScriptedModel([lab.reply(lab.call("read", {"path": "a.py"}, id="d1"),
+                                             lab.call("read", {"path": "b.py"}, id="d1")),
+                                   lab.say("Both read.")])
+        messages = []
+        self.run_agent(model, messages, [read_tool], "Read both.")
+        if paths != ["a.py", "b.py"]:
+            self.fail(f"the reply holds two calls, a.py then b.py, both with the id d1; the tool "
+                      f"ran for {paths}. Run every call block in the reply: do not skip one "
+                      "because its id was seen already")
+        if len(model.calls) != 2:
+            self.fail(f"the model should be asked again once both calls have run; it was called "
+                      f"{len(model.calls)} time(s)")
+
     def test_every_call_sent_everything(self):
         """Every model call is sent the whole transcript so far, from the prompt on, with SYSTEM and the tools' specs: call 3 of the job is sent all five messages before it."""
         ws = lab.Workspace()
@@ -177,6 +245,30 @@ class Lab1(unittest.TestCase):
             if request.tools != harness.tool_specs(tools):
                 self.fail(f"call {number} was sent the tools {request.tools!r}; send "
                           "tool_specs(tools) on every call, not only the first")
+
+    def test_tools_as_the_list_stands(self):
+        """Each model call is sent the specs of the tools as the list stands at that call: a tool that appends a clock tool to the list during the run has clock offered on the next call, and run."""
+        runs = []
+        tools = []
+
+        def install(arguments):
+            runs.append("install")
+            tools.append(_tool("clock", runs))
+            return "clock installed"
+        tools.append({"name": "install", "description": "Add the clock tool.",
+                      "parameters": {"type": "object", "properties": {}}, "execute": install})
+        model = lab.ScriptedModel([lab.reply(lab.call("install", {}, id="c1")),
+                                   lab.reply(lab.call("clock", {}, id="c2")),
+                                   lab.say("Done.")])
+        messages = []
+        self.run_agent(model, messages, tools, "Tell me the time.")
+        offered = [[spec.get("name") for spec in request.tools] for request in model.calls]
+        if offered[1:2] != [["install", "clock"]]:
+            self.fail(f"call 2 should be offered install and clock, the list as it stands after "
+                      f"install ran; the calls were offered {offered}. Work tool_specs(tools) "
+                      "out for each call, not once before the loop")
+        if runs != ["install", "clock"]:
+            self.fail(f"install, then clock, should have run; what ran: {runs}")
 
     def test_results_before_the_next_call(self):
         """Two calls in one reply get two results, in the order asked, both before the model is asked again."""
@@ -322,6 +414,63 @@ class Lab1(unittest.TestCase):
                       "the caller has to hear that the model was never reached")
         self.assert_shape(messages, "U A[c1] R(c1)",
                           hint="Everything that happened before the error stays on the list.")
+
+    def test_first_call_error_keeps_the_prompt(self):
+        """When the very first model call raises, run_agent raises that same error, and your list holds the prompt, U: it went on the list before the model was asked."""
+        down = ConnectionError("the network is down")
+        model = lab.ScriptedModel([lab.raises(down)])
+        messages = []
+        try:
+            returned = harness.run_agent(model, harness.SYSTEM, messages, [], "Go.")
+            if hasattr(returned, "__next__") or hasattr(returned, "__aiter__"):
+                lab.drive(returned)
+        except ConnectionError as error:
+            if error is not down:
+                self.fail("run_agent raised a new ConnectionError of its own; let the one the "
+                          "model raised go up as it is")
+        except Exception as error:  # the reader's code raised something else
+            self.fail(f"the model raised ConnectionError, and run_agent raised "
+                      f"{type(error).__name__}: {error}. Let the model's own error go up")
+        else:
+            self.fail("the first model call raised ConnectionError, and run_agent returned as "
+                      f"if the run had ended; your list holds {_shape(messages)}. Catch nothing")
+        self.assert_shape(messages, "U", hint="Append the prompt first, then call the model: "
+                          "the prompt happened even if no reply ever came.")
+
+    def test_raising_tool_not_a_success(self):
+        """A tool that raises is never answered as a success: its own error goes up through run_agent with your list at U A[c1] (today), or its result is marked is_error (lesson 4)."""
+        fire = OSError("disk on fire")
+
+        def broken(arguments):
+            raise fire
+        tool = {"name": "broken", "description": "Breaks.",
+                "parameters": {"type": "object", "properties": {}}, "execute": broken}
+        model = lab.ScriptedModel([lab.reply(lab.call("broken", {}, id="c1")),
+                                   lab.say("Sorry."), lab.say("Spare.")])
+        messages = []
+        try:
+            returned = harness.run_agent(model, harness.SYSTEM, messages, [tool], "Go.")
+            if hasattr(returned, "__next__") or hasattr(returned, "__aiter__"):
+                lab.drive(returned)
+        except Exception as error:  # today the tool's error goes up: it must be that one
+            if error is not fire:
+                self.fail(f"the tool raised OSError('disk on fire'), and run_agent raised "
+                          f"{type(error).__name__}: {error}. Catch nothing today: let the "
+                          "tool's own error go up")
+            self.assert_shape(messages, "U A[c1]",
+                              hint="What happened before the error stays on the list, and no "
+                                   "result is made up for the call that failed.")
+            return
+        results = [m for m in messages if isinstance(m, dict) and m.get("role") == "toolResult"]
+        if not results:
+            self.fail(f"the tool raised, and run_agent returned as if the run had ended, with "
+                      f"{_shape(messages)}: the call has no result, and the caller never heard "
+                      "of the error. Catch nothing today: let the tool's own error go up")
+        if any(m.get("is_error") is not True for m in results):
+            self.fail(f"the tool raised, and run_agent went on with {_shape(messages)}, the "
+                      f"result marked is_error {[m.get('is_error') for m in results]}: the model "
+                      "would be told the call worked. Catch nothing today; lesson 4 answers it "
+                      "with a result marked is_error")
 
     def test_reply_on_the_list_while_tools_run(self):
         """While a tool runs, your list already holds the reply that asked for it and the results of the calls before it: c1 sees U A[c1,c2], c2 sees U A[c1,c2] R(c1)."""
