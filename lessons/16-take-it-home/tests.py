@@ -913,6 +913,30 @@ class Lab3(_LabCase):
                          f"{sleeps}; expected 20 seconds, then 2 * BACKOFF. A refused connection "
                          "has no headers: the 429's were for the answer before.")
 
+    def test_retries_setting_is_read(self):
+        """The model's own retries setting, not the module's RETRIES, bounds the attempts, in complete and in stream."""
+        for retries in (0, 1):
+            for way in ("complete", "stream"):
+                model, wire, sleeps = _openai([lab.answer(429, lab.OPENAI_RATE_LIMITED)] * 5,
+                                              retries=retries)
+                getattr(self, way)(model)
+                self.assertEqual(len(wire.requests), retries + 1,
+                                 f"with retries={retries}, {way} sent {len(wire.requests)} "
+                                 f"requests to a provider always busy; expected {retries + 1}: "
+                                 "compare the attempt with self.retries, not RETRIES.")
+
+    def test_stream_each_pause_from_its_own_answer(self):
+        """stream too reads each pause from the answer just refused: after a Retry-After, a refused connection pauses by the doubling."""
+        model, wire, sleeps = _anthropic([lab.answer(529, lab.ANTHROPIC_OVERLOADED,
+                                                     {"Retry-After": "20"}),
+                                          lab.refused(),
+                                          lab.answer(200, lab.ANTHROPIC_STREAM_TEXT)])
+        self.stream(model)
+        self.assertEqual(sleeps, [20.0, 2 * harness.BACKOFF],
+                         f"stream: a 529 with Retry-After: 20, then a refused connection: the "
+                         f"pauses were {sleeps}; expected 20 seconds, then 2 * BACKOFF. Start "
+                         "each attempt with headers = {}.")
+
     def test_unreadable_answer_is_a_reply(self):
         """A 200 whose body reply cannot read (not JSON, no choices, choices null) is a failed reply, "unreadable answer", never an exception."""
         for make, body in ((_anthropic, "<html>Bad gateway</html>"), (_openai, {"choices": []}),
