@@ -190,10 +190,19 @@ class Lab1(_Case):
                          f"an async tool that raised gave {failed!r}")
 
     async def test_cancelled_error_goes_up(self):
-        """CancelledError is not a tool failure: cancelling the task while an async tool runs makes run_tool end cancelled, with no result, whether the token it was handed is clear or cancelled too."""
+        """CancelledError is not a tool failure: cancelling the task while an async tool runs makes run_tool end cancelled, with no result, whether the token it was handed is clear or cancelled too, and the tool itself is stopped with it."""
         for cancel_token in (False, True):
-            started, token = asyncio.Event(), _token(self)
-            task = asyncio.create_task(harness.run_tool([_blocking("wait", started)],
+            started, token, stopped = asyncio.Event(), _token(self), []
+            waits = _blocking("wait", started)
+            inner = waits["execute"]
+
+            async def execute(arguments, signal):
+                try:
+                    await inner(arguments, signal)
+                finally:
+                    stopped.append(True)
+            waits["execute"] = execute
+            task = asyncio.create_task(harness.run_tool([waits],
                                                         lab.call("wait", {}, id="c1"), token))
             await started.wait()
             if cancel_token:
@@ -202,6 +211,10 @@ class Lab1(_Case):
             try:
                 result = await task
             except asyncio.CancelledError:
+                await asyncio.sleep(0)
+                self.assertTrue(stopped, "the task was cancelled, yet the tool it ran is still "
+                                "running: await execute(...) directly, so the cancel reaches "
+                                "the tool; never shield it.")
                 continue
             told = "the token cancelled and " if cancel_token else ""
             self.fail(f"with {told}the task cancelled while the tool ran, run_tool returned "
