@@ -284,6 +284,15 @@ class Lab1(_Case):
         self.error(read, {"path": "a.py", "limit": -1}, "offset and limit must be 1 or more",
                    "a read with limit -1 (check limit < 1, not limit == 0)")
 
+    def test_read_path_must_be_a_string(self):
+        """A path that is not a string is refused, not turned into one: a read with path 42, ["a.py"] or {"name": "a.py"} is the error "path must be a string"."""
+        ws = lab.Workspace({"a.py": "A = 1\n", "42": "forty-two\n", "['a.py']": "x\n"})
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
+        for value in (42, ["a.py"], {"name": "a.py"}):
+            self.error(read, {"path": value}, "path must be a string",
+                       f"a read with path {value!r}, not a string (read it with str_arg, not "
+                       "str(): str() would turn any value into some file name)")
+
     def test_read_keeps_its_own_budget(self):
         """read keeps the budget it was made with: make_read_tool(ws, max_lines=10) reads a 30-line file as lines 1 to 10 and "[Showing lines 1-10 of 30. Use offset=11 to continue.]"."""
         ws = lab.Workspace({"thirty.txt": _numbered(30)})
@@ -471,6 +480,23 @@ class Lab2(_Case):
         self.error(bash, {"cmd": "ls"}, "command must be a string",
                    "a bash call that sends cmd instead of command")
 
+    def test_bash_command_must_be_a_string(self):
+        """A command that is not a string is refused and never run: 42, ["ls", "-l"] and {"cmd": "ls"} are each the error "command must be a string"."""
+        class Counting:
+            runs = 0
+
+            def run(self, command):
+                Counting.runs += 1
+                return "", 0
+        bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), Counting())
+        for value in (42, ["ls", "-l"], {"cmd": "ls"}):
+            self.error(bash, {"command": value}, "command must be a string",
+                       f"a bash call with command {value!r}, not a string (read it with "
+                       "str_arg, not str(): str() would run the text of a Python value)")
+        if Counting.runs:
+            self.fail(f"bash ran {Counting.runs} command(s) for calls whose command was not a "
+                      "string; refuse them before calling shell.run")
+
     def test_bash_without_a_shell_is_an_error(self):
         """A shell that cannot take the command at all (its run() raises) is the tool failing, not news from a command: the exception goes up and run_tool marks the result, is_error True with the exception's words."""
         class NoShell:
@@ -491,15 +517,20 @@ class Lab2(_Case):
         self.same(content, want, "the result of cat missing.txt")
 
     def test_bash_any_exit_code(self):
-        """Every exit code but 0 gets its status line: "pytets" ends "Command exited with code 127", and "exit 2", which prints nothing, comes back as "\\nCommand exited with code 2"."""
+        """Every exit code but 0 gets its status line: "pytets" ends "Command exited with code 127", and "exit 2", which prints nothing, comes back as "\\nCommand exited with code 2": the status always follows a "\\n", even after empty output."""
         bash = self.tool("make_bash_tool(shell)", self.need("make_bash_tool"), lab.Shell(lab.Workspace()))
         content = self.ordinary(bash, {"command": "pytets"}, "pytets, a command not found,")
         if not content.endswith("\nCommand exited with code 127"):
             self.fail(f"the result of pytets ends {_clip(content[-40:])}; expected it to end "
                       "\"\\nCommand exited with code 127\": the status line goes on for every "
                       "exit code that is not 0")
-        self.same(self.ordinary(bash, {"command": "exit 2"}, "exit 2"),
-                  "\nCommand exited with code 2",
+        content = self.ordinary(bash, {"command": "exit 2"}, "exit 2")
+        if content == "Command exited with code 2":
+            self.fail("the result of exit 2, which printed nothing, is \"Command exited with code "
+                      "2\" with no blank line before it; expected \"\\nCommand exited with code "
+                      "2\": the status always goes on after a \"\\n\", even when the output is "
+                      "empty")
+        self.same(content, "\nCommand exited with code 2",
                   "the result of exit 2 (a status line for every code that is not 0)")
 
     def test_bash_counts_every_line(self):
@@ -614,6 +645,18 @@ class Lab2(_Case):
         self.ordinary(write, {"path": "a.py", "content": "B = 2\n"}, "a second write of a.py")
         self.same(ws.read_text("a.py"), "B = 2\n",
                   "a.py after a second write of \"B = 2\\n\" (write replaces the whole file)")
+
+    def test_write_content_must_be_a_string(self):
+        """content that is not a string is refused and nothing is written: 42, ["x"] and {"port": 9090} are each the error "content must be a string"."""
+        ws = lab.Workspace()
+        write = self.tool("make_write_tool(ws)", self.need("make_write_tool"), ws)
+        for value in (42, ["x"], {"port": 9090}):
+            self.error(write, {"path": "cfg.json", "content": value}, "content must be a string",
+                       f"a write call with content {value!r}, not a string (read it with "
+                       "str_arg, not str(): str() would write a Python repr into the file)")
+            if ws.exists("cfg.json"):
+                self.fail(f"a write call with content {value!r} should write nothing, and "
+                          "cfg.json exists")
 
     def test_write_empty_file(self):
         """content "" is a string: writing it makes an empty file, such as an empty __init__.py, and says "Successfully wrote to __init__.py."."""

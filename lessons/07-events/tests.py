@@ -175,7 +175,7 @@ class Lab1(unittest.TestCase):
             self.fail("wrong order: " + _first_difference(types, ONE_CALL_RUN))
 
     def test_events_as_it_happens(self):
-        """Each event comes when its moment comes: at tool_execution_start the tool has not run, at tool_execution_end it has, and the model's second call comes after the first turn_end."""
+        """Each event comes when its moment comes: at tool_execution_start the tool has not run, at tool_execution_end it has, and the model's second call comes after the first turn_end; with two calls in one reply, each call's start, result and end come before the next call's start."""
         runs = []
         run, _, model, _ = _one_call_run(runs=runs)
         seen = []
