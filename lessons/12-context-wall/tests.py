@@ -686,6 +686,41 @@ class Lab2(_LabCase):
         self.assertTrue(first and str(first.get("content", "")).startswith(harness.SUMMARY_PREFIX),
                         "the prompt's first request did not start with the summary.")
 
+    def test_threshold_on_a_later_prompt(self):
+        """A Session whose second prompt crosses the threshold compacts then, and that prompt's
+        first request starts with the summary: each prompt's run is made from the transcript as
+        it stands after the compaction. (A Harness made once and kept across prompts still holds
+        the old messages, and sends them.)"""
+        def session(window):
+            ws, log = _logged(6)
+            model = _model(100_000)
+            return log, model, self.call("Session", harness.Session, model, harness.SYSTEM,
+                                         [harness.make_read_tool(ws)], log, window=window,
+                                         reserve=500, keep_recent=600)
+        log, _, probe = session(100_000)
+        lab.drive(probe.prompt("Now m7.py."))
+        second = _session_estimate(log.replay(), "Now m8.py.")
+        log, model, session = session(second + 400)          # window - reserve = second - 100
+        events, error = lab.drain(session.prompt("Now m7.py."))
+        self.assertIsNone(error, f"the first prompt raised {error!r}.")
+        early = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(early, [], f"the first prompt compacted ({early}); its estimate was under "
+                         f"window - reserve = {second - 100}, so expected no compaction yet.")
+        before = len(model.calls)
+        events, error = lab.drain(session.prompt("Now m8.py."))
+        self.assertIsNone(error, f"the second prompt raised {error!r}.")
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(reasons, ["threshold"], f"the second prompt's compaction events were "
+                         f"{reasons}; expected one, reason 'threshold': its estimate was {second}, "
+                         f"over window - reserve = {second - 100}.")
+        work = [r for r in model.calls[before:] if r.system != harness.SUMMARY_SYSTEM]
+        first = work[0].messages[0] if work else None
+        self.assertTrue(first and str(first.get("content", "")).startswith(harness.SUMMARY_PREFIX),
+                        "the second prompt compacted, but its first request did not start with "
+                        "the summary: the run was not made from the compacted transcript. Make "
+                        "each prompt's Harness from the messages as they stand, not once for the "
+                        "Session.")
+
     def test_threshold_is_strictly_over(self):
         """An estimate exactly at window - reserve is not over it: no compaction event, no
         summary asked, and the run's first event is agent_start."""

@@ -723,6 +723,45 @@ class Lab2(_LabCase):
             self.assertNotIn(piece, text, f"the log holds {piece!r}, a piece of the system "
                              "prompt: a resumed session would read yesterday's.")
 
+    def test_threshold_on_a_later_prompt(self):
+        """A Session whose fifth prompt crosses the threshold compacts then, and that prompt's
+        first request starts with the summary: each prompt's run is made from the messages as
+        they stand after the compaction, with that prompt's system prompt."""
+        def world():
+            ws, tools, clock, build = _world()
+            log = harness.SessionLog(ws, LOG)
+            model = lab.capped(lab.ScriptedModel([lab.forever(lab.summariser(otherwise=_reader))]))
+            return ws, tools, clock, build, log, model
+        ws, tools, clock, build, log, model = world()
+        probe = self.session(model, build, tools, log)
+        for n in range(4):
+            self.prompt(probe, f"Read handlers.py, time {n}.")
+        text = "Read handlers.py again."
+        system = harness.build_system_prompt(tools, ws, "app", clock)
+        need = harness.estimate_tokens([harness.user_message(system)] + log.replay()
+                                       + [harness.user_message(text)])
+        ws, tools, clock, build, log, model = world()
+        session = self.session(model, build, tools, log, window=need + 199, reserve=200,
+                               keep_recent=60)                  # threshold: need - 1
+        for n in range(4):
+            early = [e for e in self.prompt(session, f"Read handlers.py, time {n}.")
+                     if e["type"] == "compaction"]
+            self.assertEqual(early, [], f"prompt {n + 1} compacted; its estimate was under the "
+                             "threshold. Compact only when the estimate is over window - reserve.")
+        start = len(model.calls)
+        events = self.prompt(session, text)
+        reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
+        self.assertEqual(reasons, ["threshold"], f"the fifth prompt's compaction events were "
+                         f"{reasons}; expected one, reason 'threshold': its estimate, the system "
+                         "prompt counted, was one token over window - reserve.")
+        work = [r for r in model.calls[start:] if r.tools]
+        first = work[0].messages[0] if work else None
+        self.assertTrue(first and str(first.get("content", "")).startswith(harness.SUMMARY_PREFIX),
+                        "the fifth prompt compacted, but its first request did not start with the "
+                        "summary: the run was not made from the compacted messages. Make each "
+                        "prompt's Harness when the prompt starts, from the messages as they stand, "
+                        "not once for the Session.")
+
     def test_estimate_counts_system(self):
         """The estimate before a prompt counts the system prompt as one more message, whether the
         Session was given a builder or a string: at a window just under
