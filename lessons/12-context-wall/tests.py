@@ -258,6 +258,17 @@ class Lab1(_LabCase):
         self.assertEqual(got, "## Goal\nRename PORT.",
                          f"summarise returned {got!r}; expected the reply's text, stripped.")
 
+    def test_summary_in_two_text_blocks(self):
+        """A reply whose text comes in two blocks is summarised by all of its text, joined as
+        text_of joins it, not by its first block alone."""
+        reply = lab.say("## Goal\n")
+        reply = {**reply, "content": reply["content"] + [{"type": "text", "text": "Rename PORT.\n"}]}
+        model = lab.ScriptedModel([reply])
+        got = self.call("summarise", harness.summarise, model, _session_messages(2))
+        self.assertEqual(got, "## Goal\nRename PORT.", f"summarise returned {got!r} for a reply in "
+                         "two text blocks; expected '## Goal\\nRename PORT.': every text block "
+                         "of the reply is the summary.")
+
     def test_empty_summary_is_error(self):
         """A reply of only spaces, a reply with a tool call and no text, a failed reply, and a
         failed reply that holds part of a summary (a stream cut short) each make summarise raise
