@@ -1261,8 +1261,11 @@ class Harness:
                      by anyone; idle, it does nothing, and a second call changes nothing. Each
                      run has a token of its own, so a cancel never reaches the next run.
                      A run stopped from outside (by cancel(), or by cancelling the task that runs
-                     it) leaves every call it recorded with a result in the record, INTERRUPTED
-                     for those cut short, and the listeners hear each one as a message_end."""
+                     it) leaves every call it recorded with a result in the record: CANCELLED
+                     for a call of the run whose tool never started (a call still streaming
+                     when the stop came, or one queued behind the tool that was cut),
+                     INTERRUPTED for one cut short or from before the run; the listeners hear
+                     each one as a message_end."""
 #@ end
 
 #@ block 8.1..9.1 gap
@@ -1532,14 +1535,21 @@ class Harness:
     #   - _run hands run_agent signal=token
     #   - an asyncio.CancelledError coming through _run (its task was cancelled) cancels the
     #     token too, and goes on up: catch it, token.cancel(), raise
-    #   - _close_calls() -> list, yours to write: for every call id in the record's assistant
-    #     messages that no toolResult answers, in record order, append at the end of the record
-    #     {"role": "toolResult", "tool_call_id": id, "tool_name": the call's name,
-    #      "content": INTERRUPTED, "is_error": True}; each id once, even if two replies made a
-    #     call with that id; return the list of messages it appended ([] if none)
+    #   - _run keeps a set, unstarted: the ids of this run's calls whose tool has not started.
+    #     An assistant message_end adds its calls' ids (a failed reply's too: its calls never
+    #     run). A tool starts only when the run is asked for the event after its
+    #     tool_execution_start, so the id leaves the set after that event's yield returns, not
+    #     before: a run closed or cancelled at that yield never started the tool
+    #   - _close_calls(unstarted=()) -> list, yours to write: for every call id in the record's
+    #     assistant messages that no toolResult answers, in record order, append at the end of
+    #     the record cancelled_result(call) if the id is in unstarted (its tool never started),
+    #     else {"role": "toolResult", "tool_call_id": id, "tool_name": the call's name,
+    #     "content": INTERRUPTED, "is_error": True} (its tool was cut short, or the call is from
+    #     before this run, and nobody knows); each id once, even if two replies made a call with
+    #     that id; return the list of messages it appended ([] if none)
     #   - _run's finally, however the run ended: await run.aclose(); then, if the token is
-    #     cancelled, self._close_calls(), and each message it appended is announced to the
-    #     listeners as a message_end (nobody may be left to consume it); last, even if a
+    #     cancelled, self._close_calls(unstarted), and each message it appended is announced to
+    #     the listeners as a message_end (nobody may be left to consume it); last, even if a
     #     listener raised, self._token = None and the running flag is cleared. A run that
     #     ended any other way (finished, failed, raised, closed by its consumer) adds nothing
 #@ code
@@ -1592,17 +1602,21 @@ class Harness:
         """What the loop is handed when it asks: the oldest queued message, one at a time."""
         return [queue.popleft()] if queue else []
 
-    def _close_calls(self):
-        """Append INTERRUPTED for every recorded call that has no result; return what was added."""
+    def _close_calls(self, unstarted=()):
+        """Answer every recorded call that has no result, and return what was added: CANCELLED
+        for an id in `unstarted` (its tool never started), INTERRUPTED for any other."""
         answered = {m["tool_call_id"] for m in self._messages if m["role"] == "toolResult"}
         added = []
         for message in list(self._messages):
             for call in tool_calls(message) if message["role"] == "assistant" else []:
                 if call["id"] not in answered:
                     answered.add(call["id"])
-                    added.append({"role": "toolResult", "tool_call_id": call["id"],
-                                  "tool_name": call["name"], "content": INTERRUPTED,
-                                  "is_error": True})
+                    if call["id"] in unstarted:      # it never ran: say so
+                        added.append(cancelled_result(call))
+                    else:                            # cut short, or from before: it may have run
+                        added.append({"role": "toolResult", "tool_call_id": call["id"],
+                                      "tool_name": call["name"], "content": INTERRUPTED,
+                                      "is_error": True})
         self._messages.extend(added)
         return added
 
@@ -1611,10 +1625,15 @@ class Harness:
                         max_turns=self._max_turns, signal=token,
                         get_steering=lambda: self._drain(self._steering),
                         get_follow_ups=lambda: self._drain(self._follow_ups))
+        unstarted = set()                # this run's calls whose tool has not started
         try:
             async for event in run:
+                if event["type"] == "message_end" and event["message"]["role"] == "assistant":
+                    unstarted.update(call["id"] for call in tool_calls(event["message"]))
                 self._notify(event)  # the listeners first: a consumer may never ask again
                 yield event
+                if event["type"] == "tool_execution_start":   # asked for more: the tool starts
+                    unstarted.discard(event["call"]["id"])     # (or the loop answers CANCELLED)
         except asyncio.CancelledError:   # the task that runs this was cancelled: stop, as asked
             token.cancel()
             raise
@@ -1622,7 +1641,7 @@ class Harness:
             try:
                 await run.aclose()
                 if token.cancelled:      # stopped from outside: no call is left without a result
-                    for message in self._close_calls():   # nobody may be left to consume these
+                    for message in self._close_calls(unstarted):   # no consumer may be left
                         self._notify({"type": "message_end", "message": message})
             finally:                     # idle again, even if a listener raised
                 self._token = None
