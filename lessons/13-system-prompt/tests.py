@@ -118,7 +118,7 @@ def _holding_prompt(value, skip=(), path="session", seen=None, depth=0):
     seen = set(map(id, skip)) if seen is None else seen
     if isinstance(value, str):
         return path if harness.IDENTITY in value else None
-    if (id(value) in seen or depth > 8 or isinstance(value, types.ModuleType)
+    if (id(value) in seen or depth > 50 or isinstance(value, types.ModuleType)
             or isinstance(value, (int, float, bytes, type(None)))):
         return None
     seen.add(id(value))
@@ -1018,9 +1018,9 @@ class Lab2(_LabCase):
 
     def test_keeps_no_prompt(self):
         """When a prompt ends the Session keeps no copy of the system prompt it built: no text
-        holding it is left in its attributes, nor inside a list, tuple, set or dict in them, nor
-        in an object it keeps (a Harness, say), at any depth; so no later prompt can reuse a stale
-        one. (The model it was given is not searched: it saw the prompt on purpose.)"""
+        holding it is left in its attributes, nor nested in the lists, tuples, sets, dicts or
+        objects (a kept Harness, say) they hold; so no later prompt can reuse a stale one. (The
+        model it was given is not searched: it saw the prompt on purpose.)"""
         ws, tools, clock, build = _world()
         model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
