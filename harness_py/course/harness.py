@@ -1402,10 +1402,11 @@ class Harness:
 #@ end
 #@ block 11.2..15.1 gap
 #@ spec
-    # Below is lesson 9's Harness. About 12 new lines, in three places:
+    # Below is lesson 9's Harness. About 15 new lines, in three places:
     #   - __init__: a list of listeners, empty to start with
     #   - subscribe(self, listener): as the docstring says. The function it returns takes this
-    #     listener off the list, and calling it a second time does nothing
+    #     subscription off the list and no other, even when the same function is subscribed
+    #     twice, and calling it a second time does nothing
     #   - _run: every listener is called with each event, and then the event is yielded. Put the
     #     calling in _notify(self, event). A listener may unsubscribe while it is being called
     #     (itself, or another one), and its neighbours must still hear that event
@@ -1438,11 +1439,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
@@ -1495,11 +1498,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
@@ -1578,11 +1583,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
