@@ -299,7 +299,8 @@ def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #     being ws.listdir(".") joined with ", ". An error is a result too, so the list keeps to
 #     the byte budget (it is one line: max_lines has nothing to count): as many names, from the
 #     first, as keep the joined list, ", " included, within max_bytes bytes of UTF-8, and, if
-#     some are left out, f" and {left} more" after the last one shown
+#     some are left out, f" and {left} more" after the last one shown. In a folder with no
+#     files at all it is FileNotFoundError(f"File not found: {path}. No files here.")
 #   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
 #     f"{n} lines"). Offset 1 of an empty file is not past it: it returns "". A limit that runs
 #     past the last line is not a mistake either: it reads what is there
@@ -328,8 +329,8 @@ def make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
                     break
                 shown += 1
             more = f" and {len(names) - shown} more" if shown < len(names) else ""
-            raise FileNotFoundError(
-                f"File not found: {path}. Files here: {', '.join(names[:shown])}{more}")
+            here = f"Files here: {', '.join(names[:shown])}{more}" if names else "No files here."
+            raise FileNotFoundError(f"File not found: {path}. {here}")
         lines = ws.read_text(path).splitlines(keepends=True)
         wanted = lines[offset - 1:] if limit is None else lines[offset - 1:offset - 1 + limit]
         kept, shown = truncate_head("".join(wanted), max_lines, max_bytes)
@@ -1404,10 +1405,11 @@ class Harness:
 #@ end
 #@ block 11.2..15.1 gap
 #@ spec
-    # Below is lesson 9's Harness. About 12 new lines, in three places:
+    # Below is lesson 9's Harness. About 15 new lines, in three places:
     #   - __init__: a list of listeners, empty to start with
     #   - subscribe(self, listener): as the docstring says. The function it returns takes this
-    #     listener off the list, and calling it a second time does nothing
+    #     subscription off the list and no other, even when the same function is subscribed
+    #     twice, and calling it a second time does nothing
     #   - _run: every listener is called with each event, and then the event is yielded. Put the
     #     calling in _notify(self, event). A listener may unsubscribe while it is being called
     #     (itself, or another one), and its neighbours must still hear that event
@@ -1440,11 +1442,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
@@ -1497,11 +1501,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
@@ -1587,11 +1593,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
