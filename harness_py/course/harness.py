@@ -3342,9 +3342,10 @@ class HttpModel:
     #     Any other error event (a refusal, a content filter) is yielded at once, as complete
     #     returns the same answer at once. An OSError after a piece is yielded as
     #     {"type": "error", "message": f"connection lost: {exc}"} (before: "connection failed")
-    #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError): one error event,
-    #     f"unreadable stream: {exc!r}", not retried
-    #   - any other exception (a bug in a transport, Ctrl-C) goes up as it is, as in complete
+    #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError while the answer
+    #     is read): one error event, f"unreadable stream: {exc!r}", not retried
+    #   - any other exception goes up as it is, as in complete: every one from self._post but an
+    #     OSError (a bug in a body builder or a transport, Ctrl-C), since no stream was read yet
     #   - every error message goes through self._hide first
 #@ code
 
@@ -3379,23 +3380,24 @@ class HttpModel:
             headers = {}
             try:
                 status, headers, chunks = self._post(system, messages, tools, stream=True)
-                if status != 200:
-                    retry, words = status in RETRY_STATUSES, provider_words(status,
-                                                                            b"".join(chunks))
-                else:
-                    retry, words = True, "the stream ended with no end"
-                    for event in self.events(read_sse(chunks)):
-                        if event["type"] == "error":    # a refusal would come again
-                            retry, words = passing(event["message"]), event["message"]
-                            break
-                        yield event
-                        if event["type"] == "end":
-                            return
-                        pieces += 1
+                try:                                  # the answer now, not the request
+                    if status != 200:
+                        retry, words = status in RETRY_STATUSES, provider_words(status,
+                                                                                b"".join(chunks))
+                    else:
+                        retry, words = True, "the stream ended with no end"
+                        for event in self.events(read_sse(chunks)):
+                            if event["type"] == "error":    # a refusal would come again
+                                retry, words = passing(event["message"]), event["message"]
+                                break
+                            yield event
+                            if event["type"] == "end":
+                                return
+                            pieces += 1
+                except (ValueError, KeyError, TypeError, IndexError) as exc:
+                    retry, words = False, f"unreadable stream: {exc!r}"
             except OSError as exc:
                 retry, words = True, f"connection {'lost' if pieces else 'failed'}: {exc}"
-            except (ValueError, KeyError, TypeError, IndexError) as exc:
-                retry, words = False, f"unreadable stream: {exc!r}"
             attempt += 1
             if pieces or not retry or attempt > self.retries:
                 yield {"type": "error", "message": self._hide(words)}
