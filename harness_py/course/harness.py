@@ -93,7 +93,7 @@ def error_message(text):
 #@ end
 #@ block 4.1 gap
 #@ spec
-# Spec only. The tests import two names: str_arg and int_arg.
+# Spec only. The tests import three names: str_arg and int_arg, here, and run_tool, below.
 #
 # The schema asks the model for arguments of some type, and nothing makes it send them. A tool
 # reads its arguments through these two (lesson 6's tools all will), and a wrong one raises:

@@ -300,6 +300,21 @@ class Lab1(unittest.TestCase):
         self.assert_shape(messages, "U A[c1] R(c1) A",
                           hint="Decide from tool_calls(reply), not from its stop_reason.")
 
+    def test_cut_short_reply_with_a_call(self):
+        """A reply cut short by its length limit (stop_reason "length") that holds a call is still a request: the call runs and the model is asked again."""
+        runs = []
+        cut = {**lab.reply(lab.text("Let me check"), lab.call("echo", {"n": 1}, id="c1")),
+               "stop_reason": "length"}
+        model = lab.ScriptedModel([cut, lab.say("Checked."), lab.say("Spare.")])
+        messages = []
+        self.run_agent(model, messages, [_tool("echo", runs)], "Go.")
+        if runs != ["echo"]:
+            self.fail("the reply holds a call and its stop_reason says \"length\" (the model hit "
+                      f"its limit after writing the call); the tool ran {len(runs)} times and the "
+                      f"list is {_shape(messages)}. The calls decide, not stop_reason: run it.")
+        self.assert_shape(messages, "U A[c1] R(c1) A",
+                          hint="Decide from tool_calls(reply), not from its stop_reason.")
+
     def test_text_with_calls_is_not_the_end(self):
         """A reply with words and a call is not the answer: its call runs and the model is asked again."""
         runs = []

@@ -190,8 +190,8 @@ class Lab1(_LabCase):
                                tool_name=name, content=f"Tool {name} not found", is_error=True)
 
     def test_working_tool_unchanged(self):
-        """A tool that returns gets its own output with is_error False, in a toolResult that names its call and its tool ("c3", "echo"), even when that output reports a failure ("Command exited with code 1") or starts "Error:"."""
-        for output in ("hi", "FAILED test_a.py\nCommand exited with code 1",
+        """A tool that returns gets its own output with is_error False, in a toolResult that names its call and its tool ("c3", "echo"), even when that output is empty (""), reports a failure ("Command exited with code 1") or starts "Error:"."""
+        for output in ("hi", "", "FAILED test_a.py\nCommand exited with code 1",
                        "Error: file not found"):
             when = f"When the tool returns {output!r}"
             result = self.run_tool([_tool("echo", lambda arguments: output)],

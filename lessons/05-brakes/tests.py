@@ -64,8 +64,9 @@ class Lab1(unittest.TestCase):
         except self.failureException:
             raise
         except lab.ScriptExhausted:
-            self.fail(f"the model was called {_times(len(model.calls))}, more than this run "
-                      f"should ever make; the transcript so far: {lab.shape(messages)}")
+            self.fail(f"the model was called {_times(len(model.calls))} during {what}, more "
+                      "than this run should ever make; the transcript so far: "
+                      f"{lab.shape(messages)}")
         except Exception as exc:  # noqa: BLE001 - the reader's code: report, do not crash
             self.fail(f"run_agent raised {type(exc).__name__}: {exc}; {what} must end the run "
                       "and be written into the record, not raised")
@@ -78,12 +79,18 @@ class Lab1(unittest.TestCase):
                                                                              else ""))
 
     def test_error_message(self):
-        """error_message("Agent stopped") is {"role": "assistant", "content": [], "stop_reason": "error", "error_message": "Agent stopped"}."""
+        """error_message("Agent stopped") is {"role": "assistant", "content": [], "stop_reason": "error", "error_message": "Agent stopped"}, and each call makes a message of its own: one made earlier still says its own reason after error_message("Later") is made."""
         expected = {"role": "assistant", "content": [], "stop_reason": "error",
                     "error_message": "Agent stopped"}
         got = harness.error_message("Agent stopped")
         if got != expected:
             self.fail(f"error_message(\"Agent stopped\") should be {expected}; it is {got}")
+        later = harness.error_message("Later")
+        if got is later or got != expected or later.get("error_message") != "Later":
+            self.fail("error_message(\"Agent stopped\") and then error_message(\"Later\") "
+                      f"gave {got} and {later}: the first stop now shows the second one's reason. "
+                      "Build a new dict on every call; two stops in one transcript are two "
+                      "messages")
 
     def test_max_turns_stops_a_runaway(self):
         """With max_turns=3 and a model that never stops asking, the model is called exactly 3 times, every call gets its result, and the last message is error_message("Agent stopped after max_turns=3")."""
@@ -122,15 +129,19 @@ class Lab1(unittest.TestCase):
                                                 "finished with an answer")
 
     def test_zero_turns(self):
-        """max_turns=0 makes no model call at all: the run is the prompt, then error_message("Agent stopped after max_turns=0")."""
-        model = lab.ScriptedModel([_runaway] * 3)
-        messages = self._run(model, [_counter([])], max_turns=0, what="a runaway")
-        self.assertEqual(len(model.calls), 0, "the model should not be called; it was called "
-                                              f"{_times(len(model.calls))}")
-        self._shape(messages, "U A!")
-        self.assertEqual(messages[-1], harness.error_message("Agent stopped after max_turns=0"),
-                         f"the last message should be error_message(\"Agent stopped after "
-                         f"max_turns=0\"); it is {messages[-1]}")
+        """max_turns=0 makes no model call at all: the run is the prompt, then error_message("Agent stopped after max_turns=0"); so does max_turns=-1, since at most -1 calls is none, not no limit."""
+        for limit in (0, -1):
+            model = lab.ScriptedModel([_runaway] * 3)
+            messages = self._run(model, [_counter([])], max_turns=limit,
+                                 what=f"a runaway with max_turns={limit}")
+            self.assertEqual(len(model.calls), 0, f"with max_turns={limit} the model should not "
+                                                  "be called; it was called "
+                                                  f"{_times(len(model.calls))}")
+            self._shape(messages, "U A!")
+            want = harness.error_message(f"Agent stopped after max_turns={limit}")
+            self.assertEqual(messages[-1], want,
+                             f"the last message should be error_message(\"Agent stopped after "
+                             f"max_turns={limit}\"); it is {messages[-1]}")
 
     def test_no_limit_by_default(self):
         """max_turns defaults to None, no limit: without it a run goes on as long as the model asks, 30 rounds of tools, then the answer, and no message is marked failed."""
@@ -165,14 +176,19 @@ class Lab1(unittest.TestCase):
         self.assertEqual(len(model.calls), 2, "after a failed reply nobody calls the model again")
 
     def test_failed_reply_not_acted_on(self):
-        """A failed reply that still holds a tool call has none of it acted on: the tool never runs, and the run ends on that reply."""
-        runs = []
-        broken = {**lab.reply(lab.call("step", {}, id="s1")), "stop_reason": "error",
-                  "error_message": "stream cut off"}
-        model = lab.ScriptedModel([broken, lab.say("Unreached.")])
-        messages = self._run(model, [_counter(runs)], what="a failed reply")
-        self.assertEqual(runs, [], "the tool ran for a reply that failed")
-        self._shape(messages, "U A![s1]")
+        """A failed reply that still holds a tool call has none of it acted on: the tool never runs, and the run ends on that reply. stop_reason "error" is the mark, with or without an error_message."""
+        for reason in ("stream cut off", None):
+            runs = []
+            broken = {**lab.reply(lab.call("step", {}, id="s1")), "stop_reason": "error"}
+            if reason is not None:
+                broken["error_message"] = reason
+            model = lab.ScriptedModel([broken, lab.say("Unreached.")])
+            messages = self._run(model, [_counter(runs)], what="a failed reply")
+            said = "with" if reason else "without"
+            self.assertEqual(runs, [], f"the tool ran for a reply that failed (stop_reason "
+                                       f"\"error\", {said} an error_message): stop_reason is "
+                                       "what marks a failed reply")
+            self._shape(messages, "U A![s1]")
 
     def test_returns_this_runs_messages(self):
         """run_agent returns this run's messages and no others, the very objects appended to the list it was given: after an earlier exchange, a stopped run returns [prompt, A[s1], R(s1), A!], an answered one ends on its answer, and a failed one on the failed reply."""
@@ -222,14 +238,16 @@ class Lab1(unittest.TestCase):
                       "keeps nothing between calls")
 
     def test_calls_run_whatever_the_stop_reason(self):
-        """A reply that holds a call has it run whatever its stop_reason says, unless it is "error": a call in a reply marked "stop" is run, and the model is asked again (lesson 3: the run ends only at a reply with no calls)."""
-        odd = dict(lab.reply(lab.call("step", {}, id="s1")), stop_reason="stop")
-        runs = []
-        model = lab.ScriptedModel([odd, lab.say("Done.")])
-        messages = self._run(model, [_counter(runs)], what="an answer")
-        self._shape(messages, "U A[s1] R(s1) A",
-                    "A reply's calls decide whether the run goes on, not its stop_reason: only "
-                    "\"error\" stops a reply that asked for a tool")
+        """A reply that holds a call has it run whatever its stop_reason says, unless it is "error": a call in a reply marked "stop", or "length" (cut short), is run, and the model is asked again (lesson 3: the run ends only at a reply with no calls)."""
+        for label in ("stop", "length"):
+            odd = dict(lab.reply(lab.call("step", {}, id="s1")), stop_reason=label)
+            runs = []
+            model = lab.ScriptedModel([odd, lab.say("Done.")])
+            messages = self._run(model, [_counter(runs)], what="an answer")
+            self._shape(messages, "U A[s1] R(s1) A",
+                        f"A reply marked \"{label}\" held a call. A reply's calls decide "
+                        "whether the run goes on, not its stop_reason: only \"error\" stops a "
+                        "reply that asked for a tool")
 
     def test_counts_model_calls_not_tool_calls(self):
         """max_turns counts model calls, not tool calls: with max_turns=2 and replies that ask for two calls each, the model is called twice and all four calls get their results before the stop."""
