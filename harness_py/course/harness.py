@@ -83,7 +83,7 @@ def error_message(text):
     "error", and the reason in `error_message`. A stop is written into the record, not raised."""
     return {"role": "assistant", "content": [], "stop_reason": "error", "error_message": text}
 #@ end
-#@ block 2.2 given
+#@ block 2.2
 
 
 # == 2 tools ==
