@@ -83,7 +83,7 @@ def error_message(text):
     "error", and the reason in `error_message`. A stop is written into the record, not raised."""
     return {"role": "assistant", "content": [], "stop_reason": "error", "error_message": text}
 #@ end
-#@ block 2.2 given
+#@ block 2.2
 
 
 # == 2 tools ==
@@ -153,8 +153,9 @@ def tool_specs(tools):
 #
 # One call in, exactly one result out: one message, never a list, never None, and nothing
 # appended anywhere. The caller puts it in the transcript. A tool that raises, or a call that
-# names no tool in the list, is lesson 4's: today catch nothing and let the error go up. Never
-# answer such a call as a success.
+# names no tool in the list, is lesson 4's: today catch nothing and let the error go up. (The
+# tests also accept lesson 4's answer, a result marked "is_error": True, so writing it early is
+# no mistake.) Never answer such a call as a success.
 #@ code
 
 

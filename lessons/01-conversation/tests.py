@@ -77,6 +77,19 @@ class _Keeping(lab.ScriptedModel):
         return reply
 
 
+class _Tools(lab.ScriptedModel):
+    """A scripted model that also keeps the tools argument exactly as each call passed it: the
+    request it records turns None into [], and lesson 1's spec says to send [] itself."""
+
+    def __init__(self, steps):
+        super().__init__(steps)
+        self.tools_passed = []
+
+    def complete(self, system, messages, tools=None):
+        self.tools_passed.append(tools)
+        return super().complete(system, messages, tools)
+
+
 class Lab1(unittest.TestCase):
     longMessage = False
 
@@ -198,7 +211,7 @@ class Lab1(unittest.TestCase):
 
     def test_sends_everything(self):
         """On the third exchange the model is sent all five messages so far, oldest first, its own replies included, with the system prompt SYSTEM and no tools."""
-        model = lab.ScriptedModel([lab.forgetful()] * 3)
+        model = _Tools([lab.forgetful()] * 3)
         messages = []
         for text in ("My name is Ada.", "I live in Paris.", "What is my name?"):
             self.chat(model, messages, text)
@@ -216,8 +229,10 @@ class Lab1(unittest.TestCase):
         if third.system != harness.SYSTEM:
             self.fail(f"call 3 should be sent SYSTEM as its system prompt; it was sent "
                       f"{third.system!r}")
-        if third.tools != []:
-            self.fail(f"lesson 1's model has no tools: send []; call 3 was sent {third.tools!r}")
+        passed = model.tools_passed[2] if len(model.tools_passed) > 2 else third.tools
+        if third.tools != [] or not isinstance(passed, list):
+            self.fail("lesson 1's model has no tools: pass the empty list [] as complete()'s "
+                      f"third argument; call 3 was passed {passed!r}")
 
     def test_system_every_call(self):
         """Every call, not only the first, is sent SYSTEM as its system prompt: four exchanges, four times."""
@@ -352,9 +367,13 @@ class Lab1(unittest.TestCase):
             self.fail("the model raised ConnectionError, and chat returned as if the exchange "
                       f"had happened; your list holds {_listing(messages)}. Catch nothing: the "
                       "caller has to hear that there is no reply")
-        if messages != [{"role": "user", "content": "My name is Ada."}]:
+        want = [{"role": "user", "content": "My name is Ada."}]
+        if messages != want:
+            held = _listing(messages)
+            if held == _listing(want):      # the same on screen: show the dicts themselves
+                held = repr(messages)
             self.fail("when the model call fails, your list should hold the user's message and "
-                      f"nothing else; it holds {_listing(messages)}. Append the user's message "
+                      f"nothing else, {want[0]!r}; it holds {held}. Append the user's message "
                       "first, then call the model")
 
     def test_two_conversations_apart(self):

@@ -222,6 +222,21 @@ class Lab1(_Reader):
                       f"{_gave(got)}. Keep the blocks whose type is \"toolCall\", not every "
                       "block that is not text")
 
+    def test_type_decides(self):
+        """A block of a type this harness does not know, carrying a "name" and a "text" of its own, is neither words nor a call: text_of and tool_calls go by each block's "type", not by the keys it holds."""
+        odd = {"type": "serverToolUse", "id": "s1", "name": "web_search",
+               "text": "searched three pages"}
+        message = lab.reply(lab.text("Found it."), lab.call("read", {"path": "a.py"}, id="c1"))
+        message["content"].insert(1, odd)
+        self.same_text(self.text_of(message), "Found it.",
+                       "the block of type \"serverToolUse\" has a \"text\" key, but it is not a "
+                       "text block: keep only the blocks whose type is \"text\"")
+        got = _ids(self.tool_calls(message))
+        if got != ["c1"]:
+            self.fail(f"the reply holds one call, c1, and a block of type \"serverToolUse\" "
+                      f"that has a \"name\"; tool_calls gave {_gave(got)}. A call is a block "
+                      "whose type is \"toolCall\", not any block with a name")
+
     def test_stale_copy_ignored(self):
         """A reply that carries an old copy of its calls under a "tool_calls" key, c1 alone, while its content holds c1 and c2: tool_calls gives c1 and c2, read from content, the one record."""
         message, read, _ = _mixed()
