@@ -299,7 +299,8 @@ def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #     being ws.listdir(".") joined with ", ". An error is a result too, so the list keeps to
 #     the byte budget (it is one line: max_lines has nothing to count): as many names, from the
 #     first, as keep the joined list, ", " included, within max_bytes bytes of UTF-8, and, if
-#     some are left out, f" and {left} more" after the last one shown
+#     some are left out, f" and {left} more" after the last one shown. In a folder with no
+#     files at all it is FileNotFoundError(f"File not found: {path}. No files here.")
 #   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
 #     f"{n} lines"). Offset 1 of an empty file is not past it: it returns "". A limit that runs
 #     past the last line is not a mistake either: it reads what is there
@@ -328,8 +329,8 @@ def make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
                     break
                 shown += 1
             more = f" and {len(names) - shown} more" if shown < len(names) else ""
-            raise FileNotFoundError(
-                f"File not found: {path}. Files here: {', '.join(names[:shown])}{more}")
+            here = f"Files here: {', '.join(names[:shown])}{more}" if names else "No files here."
+            raise FileNotFoundError(f"File not found: {path}. {here}")
         lines = ws.read_text(path).splitlines(keepends=True)
         wanted = lines[offset - 1:] if limit is None else lines[offset - 1:offset - 1 + limit]
         kept, shown = truncate_head("".join(wanted), max_lines, max_bytes)
@@ -1261,8 +1262,11 @@ class Harness:
                      by anyone; idle, it does nothing, and a second call changes nothing. Each
                      run has a token of its own, so a cancel never reaches the next run.
                      A run stopped from outside (by cancel(), or by cancelling the task that runs
-                     it) leaves every call it recorded with a result in the record, INTERRUPTED
-                     for those cut short, and the listeners hear each one as a message_end."""
+                     it) leaves every call it recorded with a result in the record: CANCELLED
+                     for a call of the run whose tool never started (a call still streaming
+                     when the stop came, or one queued behind the tool that was cut),
+                     INTERRUPTED for one cut short or from before the run; the listeners hear
+                     each one as a message_end."""
 #@ end
 
 #@ block 8.1..9.1 gap
@@ -1401,10 +1405,11 @@ class Harness:
 #@ end
 #@ block 11.2..15.1 gap
 #@ spec
-    # Below is lesson 9's Harness. About 12 new lines, in three places:
+    # Below is lesson 9's Harness. About 15 new lines, in three places:
     #   - __init__: a list of listeners, empty to start with
     #   - subscribe(self, listener): as the docstring says. The function it returns takes this
-    #     listener off the list, and calling it a second time does nothing
+    #     subscription off the list and no other, even when the same function is subscribed
+    #     twice, and calling it a second time does nothing
     #   - _run: every listener is called with each event, and then the event is yielded. Put the
     #     calling in _notify(self, event). A listener may unsubscribe while it is being called
     #     (itself, or another one), and its neighbours must still hear that event
@@ -1437,11 +1442,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
@@ -1494,11 +1501,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
@@ -1532,14 +1541,21 @@ class Harness:
     #   - _run hands run_agent signal=token
     #   - an asyncio.CancelledError coming through _run (its task was cancelled) cancels the
     #     token too, and goes on up: catch it, token.cancel(), raise
-    #   - _close_calls() -> list, yours to write: for every call id in the record's assistant
-    #     messages that no toolResult answers, in record order, append at the end of the record
-    #     {"role": "toolResult", "tool_call_id": id, "tool_name": the call's name,
-    #      "content": INTERRUPTED, "is_error": True}; each id once, even if two replies made a
-    #     call with that id; return the list of messages it appended ([] if none)
+    #   - _run keeps a set, unstarted: the ids of this run's calls whose tool has not started.
+    #     An assistant message_end adds its calls' ids (a failed reply's too: its calls never
+    #     run). A tool starts only when the run is asked for the event after its
+    #     tool_execution_start, so the id leaves the set after that event's yield returns, not
+    #     before: a run closed or cancelled at that yield never started the tool
+    #   - _close_calls(unstarted=()) -> list, yours to write: for every call id in the record's
+    #     assistant messages that no toolResult answers, in record order, append at the end of
+    #     the record cancelled_result(call) if the id is in unstarted (its tool never started),
+    #     else {"role": "toolResult", "tool_call_id": id, "tool_name": the call's name,
+    #     "content": INTERRUPTED, "is_error": True} (its tool was cut short, or the call is from
+    #     before this run, and nobody knows); each id once, even if two replies made a call with
+    #     that id; return the list of messages it appended ([] if none)
     #   - _run's finally, however the run ended: await run.aclose(); then, if the token is
-    #     cancelled, self._close_calls(), and each message it appended is announced to the
-    #     listeners as a message_end (nobody may be left to consume it); last, even if a
+    #     cancelled, self._close_calls(unstarted), and each message it appended is announced to
+    #     the listeners as a message_end (nobody may be left to consume it); last, even if a
     #     listener raised, self._token = None and the running flag is cleared. A run that
     #     ended any other way (finished, failed, raised, closed by its consumer) adds nothing
 #@ code
@@ -1577,11 +1593,13 @@ class Harness:
         self._follow_ups.append(user_message(text))
 
     def subscribe(self, listener):
-        self._listeners.append(listener)
+        def subscription(event):  # a new function on every call: this subscription, no other
+            listener(event)
+        self._listeners.append(subscription)
 
-        def unsubscribe():
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+        def unsubscribe():  # a function equals only itself, so this finds its own, or nothing
+            if subscription in self._listeners:
+                self._listeners.remove(subscription)
         return unsubscribe
 
     def _notify(self, event):
@@ -1592,17 +1610,21 @@ class Harness:
         """What the loop is handed when it asks: the oldest queued message, one at a time."""
         return [queue.popleft()] if queue else []
 
-    def _close_calls(self):
-        """Append INTERRUPTED for every recorded call that has no result; return what was added."""
+    def _close_calls(self, unstarted=()):
+        """Answer every recorded call that has no result, and return what was added: CANCELLED
+        for an id in `unstarted` (its tool never started), INTERRUPTED for any other."""
         answered = {m["tool_call_id"] for m in self._messages if m["role"] == "toolResult"}
         added = []
         for message in list(self._messages):
             for call in tool_calls(message) if message["role"] == "assistant" else []:
                 if call["id"] not in answered:
                     answered.add(call["id"])
-                    added.append({"role": "toolResult", "tool_call_id": call["id"],
-                                  "tool_name": call["name"], "content": INTERRUPTED,
-                                  "is_error": True})
+                    if call["id"] in unstarted:      # it never ran: say so
+                        added.append(cancelled_result(call))
+                    else:                            # cut short, or from before: it may have run
+                        added.append({"role": "toolResult", "tool_call_id": call["id"],
+                                      "tool_name": call["name"], "content": INTERRUPTED,
+                                      "is_error": True})
         self._messages.extend(added)
         return added
 
@@ -1611,10 +1633,15 @@ class Harness:
                         max_turns=self._max_turns, signal=token,
                         get_steering=lambda: self._drain(self._steering),
                         get_follow_ups=lambda: self._drain(self._follow_ups))
+        unstarted = set()                # this run's calls whose tool has not started
         try:
             async for event in run:
+                if event["type"] == "message_end" and event["message"]["role"] == "assistant":
+                    unstarted.update(call["id"] for call in tool_calls(event["message"]))
                 self._notify(event)  # the listeners first: a consumer may never ask again
                 yield event
+                if event["type"] == "tool_execution_start":   # asked for more: the tool starts
+                    unstarted.discard(event["call"]["id"])     # (or the loop answers CANCELLED)
         except asyncio.CancelledError:   # the task that runs this was cancelled: stop, as asked
             token.cancel()
             raise
@@ -1622,7 +1649,7 @@ class Harness:
             try:
                 await run.aclose()
                 if token.cancelled:      # stopped from outside: no call is left without a result
-                    for message in self._close_calls():   # nobody may be left to consume these
+                    for message in self._close_calls(unstarted):   # no consumer may be left
                         self._notify({"type": "message_end", "message": message})
             finally:                     # idle again, even if a listener raised
                 self._token = None
@@ -3315,9 +3342,10 @@ class HttpModel:
     #     Any other error event (a refusal, a content filter) is yielded at once, as complete
     #     returns the same answer at once. An OSError after a piece is yielded as
     #     {"type": "error", "message": f"connection lost: {exc}"} (before: "connection failed")
-    #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError): one error event,
-    #     f"unreadable stream: {exc!r}", not retried
-    #   - any other exception (a bug in a transport, Ctrl-C) goes up as it is, as in complete
+    #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError while the answer
+    #     is read): one error event, f"unreadable stream: {exc!r}", not retried
+    #   - any other exception goes up as it is, as in complete: every one from self._post but an
+    #     OSError (a bug in a body builder or a transport, Ctrl-C), since no stream was read yet
     #   - every error message goes through self._hide first
 #@ code
 
@@ -3352,23 +3380,24 @@ class HttpModel:
             headers = {}
             try:
                 status, headers, chunks = self._post(system, messages, tools, stream=True)
-                if status != 200:
-                    retry, words = status in RETRY_STATUSES, provider_words(status,
-                                                                            b"".join(chunks))
-                else:
-                    retry, words = True, "the stream ended with no end"
-                    for event in self.events(read_sse(chunks)):
-                        if event["type"] == "error":    # a refusal would come again
-                            retry, words = passing(event["message"]), event["message"]
-                            break
-                        yield event
-                        if event["type"] == "end":
-                            return
-                        pieces += 1
+                try:                                  # the answer now, not the request
+                    if status != 200:
+                        retry, words = status in RETRY_STATUSES, provider_words(status,
+                                                                                b"".join(chunks))
+                    else:
+                        retry, words = True, "the stream ended with no end"
+                        for event in self.events(read_sse(chunks)):
+                            if event["type"] == "error":    # a refusal would come again
+                                retry, words = passing(event["message"]), event["message"]
+                                break
+                            yield event
+                            if event["type"] == "end":
+                                return
+                            pieces += 1
+                except (ValueError, KeyError, TypeError, IndexError) as exc:
+                    retry, words = False, f"unreadable stream: {exc!r}"
             except OSError as exc:
                 retry, words = True, f"connection {'lost' if pieces else 'failed'}: {exc}"
-            except (ValueError, KeyError, TypeError, IndexError) as exc:
-                retry, words = False, f"unreadable stream: {exc!r}"
             attempt += 1
             if pieces or not retry or attempt > self.retries:
                 yield {"type": "error", "message": self._hide(words)}

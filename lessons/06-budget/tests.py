@@ -366,6 +366,14 @@ class Lab1(_Case):
                    "a read of the missing c.py after b.py was written (list the folder when "
                    "the call comes, not when the tool is made)")
 
+    def test_missing_file_in_an_empty_folder(self):
+        """In a folder with no files, "File not found" says so in words: a read of the missing a.py is the error "File not found: a.py. No files here.", not a list with nothing after "Files here: "."""
+        ws = lab.Workspace()
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
+        self.error(read, {"path": "a.py"}, "File not found: a.py. No files here.",
+                   "a read of the missing a.py in a folder with no files (when ws.listdir(\".\") "
+                   "is empty, say \"No files here.\" instead of a list)")
+
     def test_read_empty_file(self):
         """An empty file reads as "", not as an error, and offset 2 of it is past the end: "offset 2 is past the end of empty.txt: 0 lines"."""
         ws = lab.Workspace({"empty.txt": ""})

@@ -772,6 +772,43 @@ class Lab2(_LabCase):
                          "undo takes off one subscription, its own: remove the listener once, "
                          "not every time it is on the list.")
 
+    def test_undo_twice_of_one_function_twice(self):
+        """One function subscribed twice, and the first subscription's undo called twice: the second call does nothing, so the function still hears each event of the next run once, through the second subscription."""
+        h, _, _ = _job(lab.Workspace())
+        heard = []
+        undo = self.subscribe(h, heard.append)
+        h.subscribe(heard.append)
+        undo()
+        undo()
+        events = _consume(h.prompt(JOB))
+        self.assertEqual(len(heard), len(events),
+                         f"one function subscribed twice, and the first subscription's undo "
+                         f"called twice: the function heard {len(heard)} events of a run of "
+                         f"{len(events)}; expected each once, through the second subscription. An "
+                         "undo takes off its own subscription and no other, and a second call "
+                         "of it does nothing: look for the one its subscribe added, not for any "
+                         "equal function (wrap the listener in a function made for this "
+                         "subscription, and take off that).")
+
+    def test_undo_takes_off_its_own(self):
+        """Subscribed in the order f, g, f, and the second f's undo called: the listeners left hear each event in the order f, g, since the f taken off is the second one, not the first."""
+        h, _, _ = _job(lab.Workspace())
+        heard = []
+        f = lambda event: heard.append(("f", event["type"]))
+        g = lambda event: heard.append(("g", event["type"]))
+        h.subscribe(f)
+        h.subscribe(g)
+        undo = self.subscribe(h, f)
+        undo()
+        _consume(h.prompt(JOB))
+        start = [who for who, kind in heard if kind == "agent_start"]
+        self.assertEqual(start, ["f", "g"],
+                         f"subscribed f, g, f, then the second f's undo called: agent_start was "
+                         f"heard by {start}; expected f, g: the two subscriptions never undone, "
+                         "in the order they subscribed. An undo must take off its own "
+                         "subscription, the one its subscribe added, and not the first equal "
+                         "function on the list.")
+
     def test_undo_twice(self):
         """Two listeners on one harness, and the first one's undo is called twice: the second still
         hears the next run, the first hears none of it, and a listener on another harness hears

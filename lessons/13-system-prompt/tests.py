@@ -8,6 +8,7 @@ docstring is its checklist line on the page, word for word. Run them with
     python lab/lab_check.py --harness harness.py --lesson 13 tests.py [--lab 1|2]
 """
 import json
+import types
 import unittest
 
 import harness
@@ -108,6 +109,36 @@ def _reader(request):
 def _what(value):
     """A value for a sentence: its type, and its start."""
     return f"{type(value).__name__} {repr(value)[:60]}"
+
+
+def _holding_prompt(value, skip=(), path="session", seen=None, depth=0):
+    """Where in `value` a text holding harness.IDENTITY is kept, as a path such as
+    "session.cache[0]", or None. Walks lists, tuples, sets, dicts (keys and values) and the
+    attributes of objects, each object once, never into a module or the objects in `skip`."""
+    seen = set(map(id, skip)) if seen is None else seen
+    if isinstance(value, str):
+        return path if harness.IDENTITY in value else None
+    if (id(value) in seen or depth > 50 or isinstance(value, types.ModuleType)
+            or isinstance(value, (int, float, bytes, type(None)))):
+        return None
+    seen.add(id(value))
+    if isinstance(value, dict):
+        items = [(f"{path}[{repr(key)[:40]}]", item) for key, item in value.items()]
+        items += [(f"{path} (a key)", key) for key in value]
+    elif isinstance(value, (list, tuple)):
+        items = [(f"{path}[{n}]", item) for n, item in enumerate(value)]
+    elif isinstance(value, (set, frozenset)):
+        items = [(f"{path} (an element)", item) for item in value]
+    else:
+        attributes = getattr(value, "__dict__", None)
+        if not isinstance(attributes, dict):
+            return None
+        items = [(f"{path}.{name}", item) for name, item in attributes.items()]
+    for inner, item in items:
+        found = _holding_prompt(item, skip, inner, seen, depth + 1)
+        if found:
+            return found
+    return None
 
 
 class _LabCase(lab.LabCase):
@@ -986,17 +1017,18 @@ class Lab2(_LabCase):
                          f"expected {want}: every message the run made, saved as it ended.")
 
     def test_keeps_no_prompt(self):
-        """When a prompt ends the Session keeps no copy of the system prompt it built: none of its
-        attributes is a text holding it, so no later prompt can reuse a stale one."""
+        """When a prompt ends the Session keeps no copy of the system prompt it built: no text
+        holding it is left in its attributes, nor nested in the lists, tuples, sets, dicts or
+        objects (a kept Harness, say) they hold; so no later prompt can reuse a stale one. (The
+        model it was given is not searched: it saw the prompt on purpose.)"""
         ws, tools, clock, build = _world()
         model = lab.capped(lab.ScriptedModel([lab.forever(_reader)]))
         session = self.session(model, build, tools, harness.SessionLog(ws, LOG))
         self.prompt(session, "Read AGENTS.md.")
-        for name, value in vars(session).items():
-            self.assertFalse(isinstance(value, str) and harness.IDENTITY in value,
-                             f"after a prompt the Session's attribute {name!r} holds the system "
-                             "prompt it built. Keep the text in a local variable of prompt() and "
-                             "pass it to _harness: the next prompt builds its own.")
+        where = _holding_prompt(session, skip=[model])
+        self.assertIsNone(where, f"after a prompt the Session still holds the system prompt it "
+                          f"built, at {where}. Keep the text in a local variable of the run and "
+                          "pass it to _harness: the next prompt builds its own.")
 
     def test_max_turns_still_brakes(self):
         """Lesson 05's brake holds with a builder: with max_turns=2 and a model that never stops

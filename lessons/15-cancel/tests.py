@@ -893,6 +893,97 @@ class Lab2(_Case):
                          "result, not a reply, and which calls are open is a question of ids, "
                          "not of counting calls and results")
 
+    def _closing(self, messages, ids):
+        """For each id, what answers it in `messages`: CANCELLED, INTERRUPTED, another text, or
+        None if nothing does."""
+        names = {harness.CANCELLED: "CANCELLED", harness.INTERRUPTED: "INTERRUPTED"}
+        found = {}
+        for m in messages:
+            if m.get("role") == "toolResult" and m.get("tool_call_id") in ids:
+                found.setdefault(m["tool_call_id"], names.get(m.get("content"), m.get("content")))
+        return [(i, found.get(i)) for i in ids]
+
+    async def test_a_half_call_is_cancelled(self):
+        """Esc while a call's arguments stream (h.cancel() at the fourth piece: the call's name is out, half its arguments are not): the failed reply keeps the half call, and the finally answers it with cancelled_result(call), CANCELLED, not INTERRUPTED, since its tool never started; the listeners hear it, and the view is valid."""
+        heard, shown = [], []
+        reply = lab.reply("Reading.", lab.call("read", {"path": "config.toml",
+                                                        "why": "to find the port"}, id="r1"))
+        h = harness.Harness(lab.StreamingModel([reply]), harness.SYSTEM, [_tool("read", [])])
+        h.subscribe(heard.append)
+
+        async def on_event(event):
+            if event["type"] == "message_update":
+                shown.append(event["piece"])
+                if len(shown) == 4:
+                    self.cancel(h, "While the call's arguments streamed")
+        await self.run_all(h.prompt("Which port?"), "Cancelled in a call's arguments", on_event)
+        kinds = [piece.get("type") for piece in shown]
+        self.assertEqual(kinds[:4], ["text", "call", "arguments", "arguments"],
+                         f"the pieces shown were {kinds}; the test expected text, the call, then "
+                         "arguments: this is the test's own set-up, and the stage's stream no "
+                         "longer gives it")
+        closing = self._closing(h.messages, ["r1"])
+        self.assertEqual((lab.shape(h.messages), closing),
+                         ("U A![r1] R(r1)", [("r1", "CANCELLED")]),
+                         f"h.messages is {lab.shape(h.messages)}, r1 answered by {closing}; "
+                         "expected U A![r1] R(r1), r1 answered by CANCELLED: the Esc came while "
+                         "r1 was still arriving, so its tool never started. Note the calls of each "
+                         "reply this run records as not started, and answer those with "
+                         "cancelled_result(call); INTERRUPTED says the call may have run")
+        self.assertEqual(h.messages[-1], harness.cancelled_result(h.messages[-2]["content"][-1]),
+                         f"r1's result is {h.messages[-1]!r}; expected cancelled_result(call) for "
+                         "the half call, with its id and name")
+        ends = [e["message"] for e in heard if e["type"] == "message_end"]
+        self.assertTrue(ends and ends[-1] is h.messages[-1], "the listeners never heard r1's "
+                        "result as a message_end")
+        problems = _view_problems(h.messages)
+        self.assertEqual(problems, [], f"the view of the record is refused: {problems}")
+
+    async def test_a_batch_left_behind_is_cancelled(self):
+        """Esc during the first call of a batch, on a record resumed from U A[c0] (a power cut mid-tool): c1, whose tool was cut short, gets INTERRUPTED; c2, queued behind it, never started and gets CANCELLED; c0, from before this run, may have run and gets INTERRUPTED."""
+        started, runs = asyncio.Event(), []
+        before = [lab.user("Deploy it."), lab.reply(lab.call("a", {}, id="c0"))]
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1"), lab.call("a", {}, id="c2"))],
+                             [_tool("a", runs), _blocking("wait", started)], messages=before)
+        await self._escape(h, started)
+        closing = self._closing(h.messages, ["c0", "c1", "c2"])
+        self.assertEqual((runs, closing),
+                         ([], [("c0", "INTERRUPTED"), ("c1", "INTERRUPTED"), ("c2", "CANCELLED")]),
+                         f"the tool a ran {len(runs)} time(s) and the calls are answered as "
+                         f"{closing}; expected a never run, c0 and c1 INTERRUPTED and c2 "
+                         "CANCELLED: c1's tool had started when the stop came, c2's had not, and "
+                         "c0 is from before this run, so nobody knows whether it ran. Take a call "
+                         "off the not-started list only once its tool starts")
+
+    async def test_esc_as_a_tool_is_drawn(self):
+        """Esc while the consumer is busy drawing a tool's start (h.cancel() and the task cancelled while the consumer awaits on c1's tool_execution_start): the tool never runs, and once the loop has closed the abandoned run c1 gets CANCELLED: a tool starts only when the run is asked for the event after its tool_execution_start."""
+        runs, drawing = [], asyncio.Event()
+        h = self.harness_for([lab.reply(lab.call("a", {}, id="c1")), lab.say("Done.")],
+                             [_tool("a", runs)])
+
+        async def consume():
+            async for event in h.prompt("Go."):
+                if event["type"] == "tool_execution_start":
+                    drawing.set()
+                await asyncio.sleep(1)       # a slow renderer: the consumer is busy, not the run
+        task = asyncio.create_task(consume())
+        await drawing.wait()
+        self.cancel(h, "While the consumer drew c1's start")
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        for _ in range(3):                   # the loop closes the abandoned run (aclose)
+            await asyncio.sleep(0)
+        closing = self._closing(h.messages, ["c1"])
+        self.assertEqual((runs, lab.shape(h.messages), closing),
+                         ([], "U A[c1] R(c1)", [("c1", "CANCELLED")]),
+                         f"the tool ran {len(runs)} time(s), h.messages is "
+                         f"{lab.shape(h.messages)} and c1 is answered by {closing}; expected no "
+                         "run, U A[c1] R(c1) and CANCELLED: the consumer never asked for the event "
+                         "after c1's tool_execution_start, so the tool never started. Count a tool "
+                         "as started once that yield returns, not when its start is handed out")
+        self.assertIs(h.is_running, False, "after the abandoned run was closed, is_running is "
+                      "True")
+
     async def test_queued_words_outlive_a_cancel(self):
         """Steering and a follow-up queued during a run that is then cancelled stay queued: the next prompt takes the steering in with its own words and the follow-up where it would end, U A[c1] R(c1) U U A U A."""
         started = asyncio.Event()

@@ -506,7 +506,8 @@ def repair_log(path):
 
 def close_calls(log):
     """After a Ctrl-C: every call in the log without a result gets INTERRUPTED (lesson 10's words),
-    written to the log, as Harness.cancel would have. Returns the names of the calls closed."""
+    written to the log. Harness.cancel's repair says CANCELLED for a call whose tool never started;
+    the log cannot tell which had, so each may have run. Returns the names of the calls closed."""
     messages = log.replay()
     answered = {m["tool_call_id"] for m in messages if m["role"] == "toolResult"}
     closed = []
