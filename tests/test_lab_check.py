@@ -297,6 +297,23 @@ GOTO_TESTS = textwrap.dedent('''\
         def test_a_line_already(self):
             """A traceback in the reader's file has its line: no second way there."""
             harness.run_agent(None)
+
+
+    class _Shared(unittest.TestCase):
+        longMessage = False
+
+        def appended(self, line):
+            log = harness.SessionLog()
+            log.append(line)
+            return log.lines
+
+
+    class Lab2(_Shared):
+
+        def test_base_helper_and_a_local_name(self):
+            """A helper of the base class reaches SessionLog.append; a local is named replay."""
+            replay = ["a"]
+            self.assertEqual(self.appended("a"), replay + ["b"], "the line is not there")
     ''')
 
 
@@ -315,6 +332,13 @@ def test_a_failure_naming_a_method_points_at_its_def_line(gotos):
 
 def test_a_helper_of_the_test_is_followed_to_the_readers_function(gotos):
     assert gotos[1]["test_helper"]["goto"] == {"name": "run_agent", "line": 5}
+
+
+def test_a_helper_on_a_base_class_counts_and_a_local_variable_is_no_method(gotos):
+    # A variable of the test's own called `replay` is not SessionLog.replay; the helper that the
+    # base class holds is followed to SessionLog.append, the one function the test reaches.
+    assert gotos[1]["test_base_helper_and_a_local_name"]["goto"] == {"name": "SessionLog.append",
+                                                                      "line": 14}
 
 
 def test_the_only_function_a_test_reaches_is_where_its_failure_points(gotos):

@@ -270,12 +270,27 @@ class _TestsSource:
         self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         self.classes = {n.name: {m.name: m for m in n.body if isinstance(m, ast.FunctionDef)}
                         for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.bases = {n.name: [b.id for b in n.bases if isinstance(b, ast.Name)]
+                      for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def _methods(self, class_name: str, seen: frozenset = frozenset()) -> dict:
+        """The methods a test class of the file has, its own and those of the file's classes it
+        derives from (a helper on a shared base class is the test's helper too)."""
+        methods: dict = {}
+        for base in self.bases.get(class_name, []):
+            if base not in seen:
+                methods.update(self._methods(base, seen | {class_name}))
+        methods.update(self.classes.get(class_name, {}))
+        return methods
 
     def names(self, test_id: str) -> list[str]:
         """The attribute and plain names test `test_id` ("Lab1.test_x") uses, in the order
-        written, following the helpers it calls (`self.run_agent(...)`, `_drive(...)`) once."""
+        written, following the helpers it calls (`self.run_agent(...)`, `_drive(...)`) once. An
+        attribute comes with a dot before it (".replay"), a plain name without: a plain name can
+        only be a function of the reader's file, never a method (a local `messages` is not
+        `Harness.messages`)."""
         class_name, method = test_id.split(".")
-        methods = self.classes.get(class_name, {})
+        methods = self._methods(class_name)
         todo = [methods.get(method)]
         seen: set[int] = set()
         names: list[str] = []
@@ -286,7 +301,7 @@ class _TestsSource:
             seen.add(id(function))
             for node in ast.walk(function):
                 if isinstance(node, ast.Attribute):
-                    names.append(node.attr)
+                    names.append("." + node.attr)
                     if isinstance(node.value, ast.Name) and node.value.id == "self":
                         todo.append(methods.get(node.attr))
                 elif isinstance(node, ast.Name):
@@ -313,6 +328,9 @@ def _goto(message: str, used: list[str], defined: dict[str, int]) -> dict | None
     word of the message that happens to be a name of theirs ("prompt") does not; a message's
     `Class.method` always counts. None when nothing is named, or more than one could be."""
     def resolve(name: str) -> str | None:
+        if not name.startswith("."):        # a plain name: a function, never a method
+            return name if name in defined else None
+        name = name[1:]
         if name in defined:
             return name
         owners = [q for q in defined if q.endswith("." + name)]

@@ -27,6 +27,36 @@ def _shape(messages):
     return lab.shape(list(messages)) or "(nothing)"
 
 
+def _record_events(produced):
+    """Put a stand-in for harness.run_agent in place that appends every event the real one gives
+    to `produced` as it passes it on; returns the function that puts the real one back."""
+    real = harness.run_agent
+
+    def recorded(*args, **kwargs):
+        run = real(*args, **kwargs)
+        if hasattr(run, "__aiter__"):              # lesson 15 on: run_agent is async
+            async def passing():
+                try:
+                    async for event in run:
+                        produced.append(event)
+                        yield event
+                finally:
+                    await run.aclose()
+            return passing()
+
+        def passing():
+            try:
+                for event in run:
+                    produced.append(event)
+                    yield event
+            finally:
+                run.close()
+        return passing()
+
+    harness.run_agent = recorded
+    return lambda: setattr(harness, "run_agent", real)
+
+
 class _LabCase(unittest.TestCase):
     """Shared helpers. Messages are the whole story, so unittest's own prefix is switched off."""
     longMessage = False
@@ -87,7 +117,12 @@ class Lab1(_LabCase):
     def test_prompt_runs(self):
         """h.prompt("Hi") returns the run; pulled to its end it yields run_agent's events unchanged, agent_start to agent_end, and h.messages then holds the prompt and the reply."""
         h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
-        events = self.drive(self.prompt(h, "Hi", "On a new harness"), "On a new harness")
+        produced = []                  # the events run_agent itself gave the harness
+        put_back = _record_events(produced)
+        try:
+            events = self.drive(self.prompt(h, "Hi", "On a new harness"), "On a new harness")
+        finally:
+            put_back()
         kinds = [event.get("type") if isinstance(event, dict) else repr(event)
                  for event in events]
         want = ["agent_start", "turn_start", "message_end", "message_end", "turn_end",
@@ -112,6 +147,11 @@ class Lab1(_LabCase):
             self.fail(f"agent_end's \"messages\" was {got}; "
                       "expected this run's messages, the very ones in h.messages (U A): yield "
                       "run_agent's events as they come, unchanged, not rebuilt or trimmed.")
+        if len(produced) != len(events) or any(a is not b for a, b in zip(events, produced)):
+            others = sum(not any(e is p for p in produced) for e in events)
+            self.fail(f"{others} of the {len(events)} events the run yielded were not the very "
+                      "dicts run_agent produced, but copies or new dicts in their place: yield "
+                      "each event as it comes (yield event), not a copy of it.")
 
     def test_messages_is_a_snapshot(self):
         """h.messages is a tuple: nobody can append to it, and a snapshot you hold does not change when a later run adds to the transcript."""

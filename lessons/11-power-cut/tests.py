@@ -329,6 +329,18 @@ class Lab1(_LabCase):
                          "ids the entries carry. An entry's id is read from its line, never "
                          "worked out again from where the line sits.")
 
+    def test_next_id_counts_lines(self):
+        """The next id is "e" + the number of the line it goes on, whatever the ids before it: after two entries called "x7" and "x9", append_message returns "e3"."""
+        name, noted = lab.user("My name is Ada."), lab.say("Noted.")
+        text = "".join(json.dumps({"id": key, "type": "message", "message": m}) + "\n"
+                       for key, m in (("x7", name), ("x9", noted)))
+        ws = lab.Workspace({LOG: text})
+        log = harness.SessionLog(ws, LOG)
+        got = self.append(ws, log, lab.user("What is my name?"), 1)
+        self.assertEqual(got, "e3", f"after entries called x7 and x9, append_message returned "
+                         f"{got!r}; expected 'e3': the new entry is line 3 of the file. Count the "
+                         "lines, len(self.entries()) + 1; do not add one to the last id.")
+
     def test_message_untouched(self):
         """append_message leaves the message it is handed as it was: no key added, none changed."""
         ws = lab.Workspace()
