@@ -343,7 +343,7 @@ class Lab1(_LabCase):
                          f"an OSError after a word gave {message!r}")
 
     def test_exceptions_that_go_up(self):
-        """An exception before the first event goes up with nothing announced, and an exception that is not an OSError goes up even after words: the loop catches only a dropped connection, and only once it has announced something."""
+        """An exception before the first event goes up with nothing announced, and an exception that is not an OSError (a KeyError, a ValueError) goes up even after words: the loop catches only a dropped connection, and only once it has announced something."""
         model = lab.StreamingModel([lab.drop(lab.say("Hello."), after=0)])
         generator = harness.stream_reply(model.stream("s", [], []))
         try:
@@ -356,16 +356,19 @@ class Lab1(_LabCase):
                           f"and stream_reply yielded {first!r}; the error should go up, with "
                           "nothing announced (lesson 05: before anything arrives, an exception "
                           "from the model is not the loop's to catch)")
-        generator = harness.stream_reply(_Raising([{"type": "text", "text": "Hi "}],
-                                                  KeyError("usage")))
-        try:
-            events, message = _collect(generator)
-        except KeyError:
-            return
-        except Exception as error:
-            self.fail(f"stream_reply raised {type(error).__name__}: {error}")
-        self.fail(f"a KeyError after one word was turned into {message!r}. Only OSError means "
-                  "a dropped connection; any other exception is a bug and must go up.")
+        for bug in (KeyError("usage"), ValueError("Expecting value: line 1 column 1 (char 0)")):
+            generator = harness.stream_reply(_Raising([{"type": "text", "text": "Hi "}], bug))
+            try:
+                events, message = _collect(generator)
+            except type(bug):
+                continue
+            except Exception as error:
+                self.fail(f"stream_reply raised {type(error).__name__}: {error}")
+            self.fail(f"a {type(bug).__name__} ({bug}) after one word was turned into "
+                      f"{message!r}. Only OSError means a dropped connection; any other "
+                      "exception (a ValueError from an adapter's bad JSON as much as a KeyError) "
+                      "is a bug and must go up. A call's own arguments never raise here: "
+                      "parse_arguments keeps text that does not parse.")
 
     def test_run_streams(self):
         """run_agent streams a model that has stream(): each streamed reply is message_start, its updates, then message_end, and the record is U A[c1] R(c1) A, one message each, each reply recorded as the finished message stream_reply returns, so the tool runs on parsed arguments."""
@@ -474,7 +477,7 @@ class Lab1(_LabCase):
                         f"two words; it sent {lab.show(sent)!r}")
 
     def test_view_is_sent(self):
-        """Lesson 10's view holds: the stream is asked (a message_update is yielded) with context_for_model(messages), so a call left without a result is sent with its stand-in, and the record is not changed."""
+        """Lesson 10's view holds: the stream is asked (a message_update is yielded) with context_for_model(messages) and with tool_specs(tools), so a call left without a result is sent with its stand-in, the model is told of the read tool, and the record is not changed."""
         read = lab.call("read", {"path": "config.py"}, id="r1")
         messages = [lab.user("Which port?"), lab.reply(read)]
         model = lab.StreamingModel([lab.say("Port 9090.")])
@@ -484,6 +487,12 @@ class Lab1(_LabCase):
         self.assertEqual(lab.shape(sent), "U A[r1] R(r1) U",
                          f"the stream was sent {lab.shape(sent)}; expected the view, "
                          "U A[r1] R(r1) U")
+        told = model.calls[0].tools if model.calls else []
+        want = harness.tool_specs([_read_tool()])
+        self.assertEqual(told, want,
+                         f"the stream was sent the tools {repr(told)[:100]}; "
+                         "expected tool_specs(tools), the spec of the read tool. model.stream takes the same three arguments as complete(): "
+                         "a model never told of a tool can never call it")
         self.assertEqual(lab.shape(messages), "U A[r1] U A",
                          f"the record became {lab.shape(messages)}; the view is never written "
                          "back")

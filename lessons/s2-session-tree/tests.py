@@ -117,7 +117,9 @@ class _LabCase(unittest.TestCase):
     maxDiff = None
 
     def refuses(self, what, call, line, words):
-        """`call()` must raise ValueError naming `line` (and saying `words`, for the reader)."""
+        """`call()` must raise ValueError(f"{LOG}, line {line}: ...") (the spec's form: the
+        line at fault comes first, so a message that names two lines still says which one is
+        wrong); `words` say why, for the reader."""
         try:
             got = _bounded(call)
         except _TooLong:
@@ -129,6 +131,11 @@ class _LabCase(unittest.TestCase):
             if not re.search(rf"\bline {line}\b", str(error)):
                 self.fail(f"{what} raised ValueError({str(error)!r}), which does not name "
                           f"line {line}, the line at fault ({words}). Count lines from 1.")
+            if not str(error).startswith(f"{LOG}, line {line}:"):
+                self.fail(f"{what} raised ValueError({str(error)!r}); expected it to begin "
+                          f"{LOG + ', line ' + str(line) + ':'!r}, the line at fault ({words}). "
+                          "The spec's form is f\"{path}, line {n}: ...\": the line it begins "
+                          "with is the one to fix, whatever other line the message names.")
             return
         except Exception as error:
             self.fail(f"{what} raised {type(error).__name__}: {error}. Expected ValueError "
