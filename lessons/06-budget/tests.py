@@ -95,6 +95,15 @@ class _Case(lab.LabCase):
         if got != want:
             self.fail(f"{call} returned {_clip(got)}, expected {_clip(want)}")
 
+    def pair(self, call, function, *args, **kwargs):
+        """The (kept, lines_shown) that function(*args, **kwargs) returns, or a FAIL that says it
+        is not a pair."""
+        got = self.call(call, function, *args, **kwargs)
+        if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], str)):
+            self.fail(f"{call} should return a pair (kept, lines_shown), kept a string, not "
+                      f"{_clip(got)}")
+        return got
+
     def status_on_its_own_line(self, content, want, what):
         """Fail, saying what to add, if `content` misses `want` only by the "\\n" that puts
         "Command exited" on a line of its own."""
@@ -161,16 +170,16 @@ class Lab1(_Case):
                       f"{harness.MAX_LINES} and {harness.MAX_BYTES}")
         line = "x" * 49 + "\n"
         text = line * 1000
-        kept, shown = self.call("truncate_head(text)", self.need("truncate_head"), text)
+        kept, shown = self.pair("truncate_head(text)", self.need("truncate_head"), text)
         if (len(kept.encode()), shown) != (50_000, 1000):
             self.fail(f"1,000 lines of 50 bytes are exactly MAX_BYTES and should all come back; "
                       f"got {shown} lines, {len(kept.encode())} bytes")
         over = line * 999 + "x" * 50 + "\n"
-        kept, shown = self.call("truncate_head(text)", self.need("truncate_head"), over)
+        kept, shown = self.pair("truncate_head(text)", self.need("truncate_head"), over)
         if shown != 999:
             self.fail(f"with a last line one byte longer (50,001 bytes in all) the first 999 lines "
                       f"should come back and the last should not; got {shown} lines")
-        kept, shown = self.call("truncate_head(text)", self.need("truncate_head"), "z\n" * 2001)
+        kept, shown = self.pair("truncate_head(text)", self.need("truncate_head"), "z\n" * 2001)
         if shown != 2000 or kept != "z\n" * 2000:
             self.fail(f"2,001 short lines should give MAX_LINES of them, 2,000; got {shown}")
 
@@ -373,6 +382,33 @@ class Lab1(_Case):
         self.error(read, {"path": "a.py"}, "File not found: a.py. No files here.",
                    "a read of the missing a.py in a folder with no files (when ws.listdir(\".\") "
                    "is empty, say \"No files here.\" instead of a list)")
+
+    def test_missing_file_names_from_the_first(self):
+        """The names in "File not found" are the first ones, in the order ws.listdir(".") gives them, and are not re-sorted to fit more: among "alpha_long_name.py", "b.py" and "c.py", with max_bytes=20, the list is "alpha_long_name.py and 2 more"."""
+        ws = lab.Workspace({"alpha_long_name.py": "", "b.py": "", "c.py": ""})
+        read = self.tool("make_read_tool(ws, max_bytes=20)", self.need("make_read_tool"), ws,
+                         max_bytes=20)
+        self.error(read, {"path": "g.py"},
+                   "File not found: g.py. Files here: alpha_long_name.py and 2 more",
+                   "a read of the missing g.py among alpha_long_name.py, b.py and c.py, "
+                   "max_bytes=20 (take the names from the first, in the order ws.listdir(\".\") "
+                   "gives them: 18 bytes fit, and \", b.py\" would make 24)")
+
+    def test_read_windows_line_ends(self):
+        """read hands each line back as the file holds it, "\\r\\n" and all: "A = 1\\r\\nB = 2\\r\\n" reads back exactly, offset=2 returns "B = 2\\r\\n", and limit=1 returns "A = 1\\r\\n" followed by "[Showing lines 1-1 of 2. Use offset=2 to continue.]"."""
+        text = "A = 1\r\nB = 2\r\n"
+        ws = lab.Workspace({"a.py": text})
+        read = self.tool("make_read_tool(ws)", self.need("make_read_tool"), ws)
+        what = ("of a.py, \"A = 1\\r\\nB = 2\\r\\n\" (keep each line as the file holds it: "
+                "do not turn \"\\r\\n\" into \"\\n\")")
+        for arguments, want in (({}, text), ({"offset": 2}, "B = 2\r\n"),
+                                ({"limit": 1},
+                                 "A = 1\r\n[Showing lines 1-1 of 2. Use offset=2 to continue.]")):
+            shown = ", ".join(f"{k}={v}" for k, v in arguments.items()) or "no offset or limit"
+            got = self.ordinary(read, {"path": "a.py", **arguments}, f"the read with {shown} {what}")
+            if got != want:
+                self.fail(f"the read with {shown} {what} returned {_clip(got)}, expected "
+                          f"{_clip(want)}")
 
     def test_read_empty_file(self):
         """An empty file reads as "", not as an error, and offset 2 of it is past the end: "offset 2 is past the end of empty.txt: 0 lines"."""
@@ -685,6 +721,18 @@ class Lab2(_Case):
         if ws.listdir("."):
             self.fail(f"a write call with no path should write nothing; the folder holds "
                       f"{ws.listdir('.')}")
+
+    def test_write_path_must_be_a_string(self):
+        """A path that is not a string is refused, not turned into a file name, and nothing is written: a write with path 42, ["a.py"] or {"name": "a.py"} is the error "path must be a string"."""
+        ws = lab.Workspace()
+        write = self.tool("make_write_tool(ws)", self.need("make_write_tool"), ws)
+        for value in (42, ["a.py"], {"name": "a.py"}):
+            self.error(write, {"path": value, "content": "A = 1\n"}, "path must be a string",
+                       f"a write call with path {value!r}, not a string (read it with str_arg, "
+                       "not str(): str() would turn any value into some file name)")
+            if ws.listdir("."):
+                self.fail(f"a write call with path {value!r} should write nothing; the folder "
+                          f"holds {ws.listdir('.')}")
 
     def test_bash_describes_its_budget(self):
         """The bash tool is named "bash", needs command, and its description states its budget: make_bash_tool(shell, max_lines=7) says "7 lines", and make_bash_tool(shell, max_bytes=300) says "300 bytes"."""

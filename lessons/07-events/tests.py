@@ -394,6 +394,26 @@ class Lab1(unittest.TestCase):
                          f"{printed.splitlines()[0] if printed.strip() else repr(printed)!r}...: "
                          "drawing is a frontend's job; the loop only yields events")
 
+    def test_returns_nothing(self):
+        """run_agent returns nothing: a whole run pulled to its end stops with no value (its StopIteration carries None); the run's messages go out in agent_end, not in a `return`."""
+        run, _, _, _ = _one_call_run()
+        try:
+            while True:
+                next(run)
+        except StopIteration as stop:
+            value = stop.value
+        except Exception as error:
+            self.fail(f"the run raised {type(error).__name__}: {error}")
+        if value is not None:
+            try:
+                shown = f"a list of messages, {lab.shape(value)}"
+            except Exception:
+                shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            self.fail(f"run_agent returned {shown}, at its end; it should return nothing. "
+                      "A `for` never sees a generator's return value, so lesson 5's `return "
+                      "new` tells nobody anything: agent_end carries the messages, and the "
+                      "generator ends with a bare `return` or by running off its end")
+
     def test_final_text_renderer(self):
         """FinalTextRenderer prints nothing while rendering a run, then finish() prints "It said pong." and returns True; an answer in two text blocks is printed whole; an answer with no words is an answer too, and finish() returns True for it."""
         run, _, _, _ = _one_call_run()
