@@ -619,6 +619,32 @@ def test_a_cut_stream_resumes_without_a_prefill(home, provider):
         assert "ended with the model's answer" in _refused_again(home, server, provider)
 
 
+def test_resume_with_no_prompt_compacts_too(home):
+    """--resume with no prompt on a log too long for --window: the session is compacted first,
+    as a prompt's Session would do, and the request that follows no longer carries the old part."""
+    big = "x" * 12_000
+    r0, r1 = lab.call("read", {"path": "big.txt"}, id="r0"), lab.call("read", {"path": "calc.py"}, id="r1")
+    messages = [lab.user(TASK), lab.reply(r0), lab.tool_result(r0, big), lab.say("Read it."),
+                lab.user("Now calc.py."), lab.reply(r1), lab.tool_result(r1, BUGGY)]
+    log = home / "project" / ".agent" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps({"id": f"e{n}", "type": "message", "message": m}) + "\n"
+                           for n, m in enumerate(messages, 1)), encoding="utf-8")
+
+    def job(turn, request):
+        if "tools" not in request:             # the summary: asked for with no tools on offer
+            return lab.say("The user asked for a fix; big.txt was read.")
+        return lab.say("Fixed.")
+    with WireServer(job) as server:
+        done = _run(home, "anthropic", server, "--resume", "--window", "3000")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[compacted the session: threshold]" in done.stdout, done.stdout
+    assert [entry["type"] for entry in _log(home)].count("compaction") == 1
+    asked = server.requests[-1][2]
+    assert "tools" in asked and big not in json.dumps(asked), "the old part was sent again"
+    assert _messages(home)[-1]["content"] == [{"type": "text", "text": "Fixed."}]
+
+
 def _refused_again(home, server, provider):
     sent = len(server.requests)
     done = _run(home, provider, server, "--resume")

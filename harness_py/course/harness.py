@@ -1556,9 +1556,11 @@ class Harness:
     #     that id; return the list of messages it appended ([] if none)
     #   - _run's finally, however the run ended: await run.aclose(); then, if the token is
     #     cancelled, self._close_calls(unstarted), and each message it appended is announced to
-    #     the listeners as a message_end (nobody may be left to consume it); last, even if a
-    #     listener raised, self._token = None and the running flag is cleared. A run that
-    #     ended any other way (finished, failed, raised, closed by its consumer) adds nothing
+    #     the listeners as a message_end (nobody may be left to consume it), with no try
+    #     around them: a listener's exception goes up in place of the CancelledError (a saver
+    #     that cannot save must not be silent); last, even if a listener raised,
+    #     self._token = None and the running flag is cleared. A run that ended any other way
+    #     (finished, failed, raised, closed by its consumer) adds nothing
 #@ code
     def __init__(self, model, system, tools, messages=(), max_turns=None):
         self._model, self._system, self._tools = model, system, list(tools)
@@ -3059,8 +3061,9 @@ FAILED_PREFIX = "Error: "   # Chat Completions has no is_error field: a failure 
 #     none>} and, if it has calls, "tool_calls": [{"id", "type": "function", "function":
 #     {"name", "arguments": <the arguments as a JSON string: json.dumps>}}]; one with neither
 #     text nor calls is left out (the format wants content unless tool_calls is there)
-#   - a toolResult: {"role": "tool", "tool_call_id", "content"}, one message per result. There
-#     is no is_error field, so a failed result's content starts with FAILED_PREFIX
+#   - a toolResult: {"role": "tool", "tool_call_id", "content"}, one message per result, and
+#     no other key (a "name" is allowed: some servers read it). There is no is_error field, so
+#     FAILED_PREFIX goes in front of a failed result's content, whatever its words start with
 # openai_request(model, system, messages, tools, *, stream) -> dict   the body:
 #     {"model", "messages": openai_messages(system, messages), "tools": [{"type": "function",
 #      "function": {"name", "description", "parameters"}}]}, "tools" left out when there are
@@ -3069,9 +3072,10 @@ FAILED_PREFIX = "Error: "   # Chat Completions has no is_error field: a failure 
 # openai_reply(data) -> dict   the answer as the book's message, from data["choices"][0]:
 #     the message's content (None is no text) as one text block, then each tool call as
 #     {"type": "toolCall", "id", "name", "arguments": json.loads(<its arguments>)};
-#     stop_reason from OPENAI_STOPS, but "toolUse" whenever there are calls, whatever
-#     finish_reason says (some local servers say "stop"); another finish_reason
-#     ("content_filter") makes a failed reply with error_message f"finish_reason {it}";
+#     stop_reason from OPENAI_STOPS, but "toolUse" whenever there are calls and the
+#     finish_reason is in OPENAI_STOPS ("stop" and "length" too: some local servers say
+#     "stop"); another finish_reason ("content_filter") makes a failed reply with
+#     error_message f"finish_reason {it}", calls or not (the unknown finish wins);
 #     arguments that are not a JSON object make a failed reply too, error_message
 #     f"the arguments of call {id} are not a JSON object: {them}", its text kept, no calls;
 #     an empty arguments string is no arguments, {} (a tool that takes none).
@@ -3342,7 +3346,8 @@ class HttpModel:
     #     a piece, never: the pieces are out, and a second answer would be glued onto the first.
     #     Any other error event (a refusal, a content filter) is yielded at once, as complete
     #     returns the same answer at once. An OSError after a piece is yielded as
-    #     {"type": "error", "message": f"connection lost: {exc}"} (before: "connection failed")
+    #     {"type": "error", "message": f"connection lost: {exc}"}; before any piece, the last
+    #     attempt's OSError is "connection failed: {exc}", as in complete (nothing was lost)
     #   - data that cannot be read (ValueError, KeyError, TypeError, IndexError while the answer
     #     is read): one error event, f"unreadable stream: {exc!r}", not retried
     #   - any other exception goes up as it is, as in complete: every one from self._post but an

@@ -1080,7 +1080,7 @@ class Lab2(_Case):
         self.assertIs(h.is_running, False, "after the model raised, is_running is True")
 
     async def test_listener_that_raises_in_the_finally(self):
-        """A listener that raises on the INTERRUPTED result still leaves the harness idle: is_running is False and the next prompt is accepted and runs."""
+        """A listener that raises OSError on the INTERRUPTED result is not silenced: its OSError reaches the consumer in place of the CancelledError (a saver that cannot save must not be silent), and the harness is still left idle: is_running is False and the next prompt is accepted and runs."""
         started = asyncio.Event()
         h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1")), lab.say("Back.")],
                              [_blocking("wait", started)])
@@ -1099,8 +1099,18 @@ class Lab2(_Case):
         task.cancel()
         try:
             await task
-        except (asyncio.CancelledError, OSError):
+        except OSError:
             pass
+        except asyncio.CancelledError:
+            self.fail("a listener raised OSError on the INTERRUPTED result and the consumer saw "
+                      "only the CancelledError: the listener's error was swallowed. Call the "
+                      "listeners with no try around them, so a saver that cannot save is heard")
+        except BaseException as error:
+            self.fail(f"a listener raised OSError on the INTERRUPTED result and the consumer got "
+                      f"{type(error).__name__}: {error}; expected the listener's OSError")
+        else:
+            self.fail("a listener raised OSError on the INTERRUPTED result and the consumer's "
+                      "task ended normally; expected the listener's OSError")
         self.assertIs(h.is_running, False, "a listener raised in _run's finally and the harness "
                       "stayed running: clear the flag in a finally of its own")
         try:
@@ -1138,6 +1148,39 @@ class Lab2(_Case):
         self.assertEqual(notes, ["closed"], "when the consumer's aclose() returned, the model's "
                          "stream was still open: in _run's finally, await run.aclose() on "
                          "run_agent's run before anything else")
+        self.assertIs(h.is_running, False, "after the close, is_running is True")
+
+    async def test_run_let_go_before_the_repair(self):
+        """_run's finally lets the loop's run go (await run.aclose()) before it repairs: cancelled, then closed by its consumer mid-stream on a record resumed with an open call (U A[c0]), the model's stream is let go before the listeners hear c0's INTERRUPTED result."""
+        notes = []
+        scripted = lab.StreamingModel([lab.say("Reading the config first, then the port.")])
+
+        class Model:                          # a stream that notes when it is let go
+            def stream(self, system, context, tools):
+                try:
+                    yield from scripted.stream(system, context, tools)
+                finally:
+                    notes.append("stream let go")
+        h = harness.Harness(Model(), harness.SYSTEM, [_tool("a", [])],
+                            messages=[lab.user("Go."), lab.reply(lab.call("a", {}, id="c0"))])
+
+        def listener(event):
+            if event["type"] == "message_end" and event["message"]["role"] == "toolResult":
+                notes.append(f"repair {event['message']['tool_call_id']}")
+        h.subscribe(listener)
+        run = h.prompt("Go on.")
+        async for event in run:
+            if event["type"] == "message_update":
+                self.cancel(h, "While the reply streamed")
+                break
+        try:
+            await run.aclose()
+        except Exception as error:
+            self.fail(f"closing the cancelled run raised {type(error).__name__}: {error}")
+        self.assertEqual(notes, ["stream let go", "repair c0"],
+                         f"cancelled and closed mid-stream, the order was {notes}; expected "
+                         "['stream let go', 'repair c0']: in _run's finally, await run.aclose() "
+                         "first, so the loop can add nothing more, and only then close the calls")
         self.assertIs(h.is_running, False, "after the close, is_running is True")
 
     def test_close_calls_once_per_id(self):

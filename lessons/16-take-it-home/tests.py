@@ -434,7 +434,7 @@ class Lab2(_LabCase):
                              "(content is required without tool_calls): leave it out.")
 
     def test_results_one_message_each(self):
-        """Each result is its own "tool" message with its tool_call_id, and a failed one says so in its content."""
+        """Each result is its own "tool" message with its tool_call_id, and a failed one says so in its content, with FAILED_PREFIX in front even when its words already start with "Error"; the message holds no key the format does not define (such as "is_error"), though a "name" may come too."""
         got = [m for m in self.messages() if m.get("role") == "tool"]
         want = [{"role": "tool", "tool_call_id": "c1",
                  "content": "def add(a, b):\n    return a - b\n"},
@@ -446,9 +446,24 @@ class Lab2(_LabCase):
         if len(got) == 2 and got[1].get("content") == "File not found: nope.py":
             self.fail("the failed result went out as if it had worked: there is no is_error "
                       "field here, so put FAILED_PREFIX before its content.")
+        for m in got:
+            extra = sorted(set(m) - {"role", "tool_call_id", "content", "name"})
+            if extra:
+                self.fail(f"a tool message has the key(s) {extra}: {m}. The format defines "
+                          "role, tool_call_id and content (and a name some servers read); a "
+                          "server may drop another key, so the model never sees it, or refuse "
+                          "the request. Say a failure in the content, with FAILED_PREFIX.")
         fields = [{k: m.get(k) for k in ("role", "tool_call_id", "content")} for m in got]
-        self.assertEqual(fields, want, f"the tool messages are {got}; expected {want} (other "
-                                       "fields, such as the tool's name, may come too).")
+        self.assertEqual(fields, want, f"the tool messages are {got}; expected {want} (a "
+                                       "\"name\" field with the tool's name may come too).")
+        call, words = _read("locked.py", "c3"), "Error reading locked.py: permission denied"
+        sent = [m for m in self.messages(system="", messages=[
+                    lab.user("Read it."), lab.reply(call),
+                    lab.tool_result(call, words, is_error=True)]) if m.get("role") == "tool"]
+        self.assertEqual([m.get("content") for m in sent], [harness.FAILED_PREFIX + words],
+                         f"a failed result whose words are {words!r} went out as {sent}; "
+                         f"expected its content to be FAILED_PREFIX + {words!r}: put the prefix "
+                         "in front of every failed result, whatever its words start with.")
         roles = [m.get("role") for m in self.messages()]
         self.assertEqual(roles, ["system", "user", "assistant", "tool", "tool", "user"],
                          f"the roles are {roles}; nothing is merged in this format.")
@@ -487,12 +502,13 @@ class Lab2(_LabCase):
         self.assertEqual(got.get("stop_reason"), "toolUse", "tool_calls is 'toolUse'.")
 
     def test_reply_stops(self):
-        """stop, length and tool_calls map to the book's; calls make it "toolUse" whatever finish_reason says; content_filter is a failed reply."""
+        """stop, length and tool_calls map to the book's; calls make it "toolUse" whatever known finish_reason comes with them ("stop", "length"); content_filter, a finish the book has no name for, is a failed reply, with calls or without."""
         def choice(finish, calls=False):
             source = lab.OPENAI_TOOL if calls else lab.OPENAI_TEXT
             return {**source, "choices": [{**source["choices"][0], "finish_reason": finish}]}
         for finish, calls, want in [("stop", False, "stop"), ("length", False, "length"),
-                                    ("tool_calls", True, "toolUse"), ("stop", True, "toolUse")]:
+                                    ("tool_calls", True, "toolUse"), ("stop", True, "toolUse"),
+                                    ("length", True, "toolUse")]:
             got = self.call("openai_reply", harness.openai_reply, choice(finish, calls))
             self.assertEqual(got.get("stop_reason"), want,
                              f"finish_reason {finish!r} with{'' if calls else 'out'} calls "
@@ -503,6 +519,12 @@ class Lab2(_LabCase):
                          ("error", "finish_reason content_filter"),
                          f"content_filter became {got.get('stop_reason')!r}, "
                          f"{got.get('error_message')!r}; expected a failed reply.")
+        got = self.call("openai_reply", harness.openai_reply, choice("content_filter", True))
+        self.assertEqual((got.get("stop_reason"), got.get("error_message")),
+                         ("error", "finish_reason content_filter"),
+                         f"calls with finish_reason content_filter became "
+                         f"{got.get('stop_reason')!r}, {got.get('error_message')!r}; expected a "
+                         "failed reply: an unknown finish wins over the calls.")
 
     def test_reply_bad_arguments_fail(self):
         """Arguments that are not a JSON object make a failed reply that calls nothing, not even the reply's other, good call; an empty arguments string is no arguments, {}."""
@@ -904,6 +926,19 @@ class Lab3(_LabCase):
                          f"a connection that broke while the body was read, then an answer: "
                          f"{len(wire.requests)} requests and {got}; expected the answer after a "
                          "retry. Reading the body is part of the request: keep it in the try.")
+
+    def test_stream_never_connected(self):
+        """A stream whose connection is refused on every attempt ends, after the retries, with one error event "connection failed: ...": nothing was received, so nothing was lost ("connection lost" is for a drop after a piece)."""
+        model, wire, sleeps = _openai([lab.refused()] * 5)
+        got = self.stream(model)
+        self.assert_one_terminal_last("a stream refused every time", got)
+        self.assertEqual(len(wire.requests), 1 + harness.RETRIES,
+                         f"{len(wire.requests)} requests were sent; expected 1 + RETRIES.")
+        self.assertTrue(got[-1].get("type") == "error"
+                        and got[-1].get("message", "").startswith("connection failed"),
+                        f"a stream refused on every attempt ended with {got[-1]}; expected an "
+                        "error, 'connection failed: ...': no piece ever came, so say 'failed', "
+                        "and keep 'connection lost' for a drop after a piece.")
 
     def test_each_pause_from_its_own_answer(self):
         """A retry's pause reads the headers of the answer just refused: after a refused connection, which has none, it is the doubling again, not the Retry-After of an answer before."""

@@ -54,7 +54,8 @@ CARRY_ON = "Your last reply was cut off before it ended. Carry on from where it 
 # What agent.py calls in your harness: the closing page's labs 1 to 3 give the last of them.
 NEEDED = ("ask_first", "Session", "Harness", "SessionLog", "persist_to", "context_for_model",
           "make_read_tool", "make_write_tool", "make_bash_tool", "build_system_prompt",
-          "AnthropicModel", "OpenAIModel", "text_of", "tool_calls", "INTERRUPTED")
+          "AnthropicModel", "OpenAIModel", "text_of", "tool_calls", "INTERRUPTED",
+          "estimate_tokens", "user_message", "compact", "is_overflow", "RESERVE", "KEEP_RECENT")
 
 harness = None                      # your harness.py, imported by load_harness()
 
@@ -455,6 +456,25 @@ async def consume(run, show):
         show(event)
 
 
+async def ask_again(model, system, tools, log, *, window, max_turns):
+    """--resume with no prompt: lesson 12's prompt(None) on the record as it stands. A Session
+    prompts only with words, so this takes the Session's steps itself: it compacts first when
+    the estimate says the request will not fit, and after a refusal for length it compacts once
+    and asks once more."""
+    if (harness.estimate_tokens([harness.user_message(system)] + log.replay())
+            > window - harness.RESERVE and harness.compact(log, model, harness.KEEP_RECENT)):
+        yield {"type": "compaction", "reason": "threshold"}
+    for attempt in (1, 2):
+        h = harness.Harness(model, system, tools, messages=log.replay(), max_turns=max_turns)
+        h.subscribe(harness.persist_to(log))
+        async for event in h.prompt(None):
+            yield event
+        if not (attempt == 1 and h.messages and harness.is_overflow(h.messages[-1])
+                and harness.compact(log, model, harness.KEEP_RECENT)):
+            return
+        yield {"type": "compaction", "reason": "overflow"}
+
+
 # -- the session ----------------------------------------------------------------------------------
 
 def check_log(path):
@@ -696,10 +716,8 @@ def start(args):
                                       max_turns=args.max_turns)
             run = session.prompt(prompt)
         else:                         # the record ends where the model owes an answer: ask again
-            h = harness.Harness(model, system(), tools, messages=record_now,
-                                max_turns=args.max_turns)
-            h.subscribe(harness.persist_to(log))
-            run = h.prompt(None)
+            run = ask_again(model, system(), tools, log, window=args.window,
+                            max_turns=args.max_turns)
         asyncio.run(consume(run, Show()))
     except KeyboardInterrupt as interrupt:
         INTERRUPTS.ignore()                            # the last lines are written whole
