@@ -495,8 +495,8 @@ class Lab1(unittest.TestCase):
                              f"run_agent with {label}: expected {expected}, got {_shape(messages)}.")
 
     def test_ask_order(self):
-        """With one follow-up and no steering, the loop asks: steering with the prompt; steering, then follow-ups, after the first turn; steering, then follow-ups, after the second; and the run ends."""
-        asked = []
+        """With one follow-up and no steering, the loop asks: steering with the prompt; steering, then follow-ups, after the first turn's turn_end has been yielded; steering, then follow-ups, after the second turn's turn_end; and the run ends."""
+        asked = []                       # the asks and the turn_end events, in the order they happen
 
         def get_steering():
             asked.append("steering")
@@ -505,14 +505,27 @@ class Lab1(unittest.TestCase):
         def get_follow_ups():
             asked.append("follow_ups")
             return [harness.user_message("And then?")] if asked.count("follow_ups") == 1 else []
+
+        def on_event(event):
+            if event["type"] == "turn_end":
+                asked.append("turn_end")
         messages = []
         model = lab.ScriptedModel([lab.say("One."), lab.say("Two.")])
         self._drive(lambda: harness.run_agent(model, harness.SYSTEM, messages, [], "Go.",
                                               get_steering=get_steering,
                                               get_follow_ups=get_follow_ups),
-                    sofar=lambda: messages)
-        expected = ["steering", "steering", "follow_ups", "steering", "follow_ups"]
-        self.assertEqual(asked, expected, f"The loop should ask {expected}; it asked {asked}.")
+                    on_event, sofar=lambda: messages)
+        expected = ["steering", "turn_end", "steering", "follow_ups",
+                    "turn_end", "steering", "follow_ups"]
+        asks = [a for a in asked if a != "turn_end"]
+        self.assertEqual(asks, [a for a in expected if a != "turn_end"],
+                         f"The loop should ask {[a for a in expected if a != 'turn_end']}; it "
+                         f"asked {asks}.")
+        self.assertEqual(asked, expected,
+                         f"With the turn_end events, the loop should go {expected}; it went "
+                         f"{asked}. Ask for steering only after the turn's turn_end has been "
+                         "yielded: a frontend that steers when it sees turn_end must have its "
+                         "message taken in the same run.")
         self.assertEqual(_shape(messages), "U A U A", f"Expected U A U A, got {_shape(messages)}.")
 
     def test_keeps_the_loop_rules(self):

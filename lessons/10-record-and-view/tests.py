@@ -181,6 +181,23 @@ class Lab1(_LabCase):
             self.fail(f"b has two recorded results, and view[3] is {said}; expected the first "
                       "one recorded: of two results for one call, the first wins.")
 
+    def test_first_wins_over_a_later_success(self):
+        """Of two results for one call, the first recorded wins even when it is marked is_error and the later one is not."""
+        make = lab.call("bash", {"command": "make"}, id="m1")
+        failed = {**lab.tool_result(make, "make: *** [all] Error 2"), "is_error": True}
+        late = lab.tool_result(make, "built")
+        record = [lab.user("Build it."), lab.reply(make), failed, lab.say("The build failed."),
+                  lab.user("Try again?"), late]
+        view = self.repair(record)
+        if _shape(view) != "U A[m1] R(m1) A U" or view[2] is not failed:
+            said = ("the later one (\"built\")" if len(view) > 2 and view[2] is late
+                    else _what(view[2]) if len(view) > 2 else "nothing")
+            self.fail(f"the record {_shape(record)} holds a failed result for m1 and, later, "
+                      f"one that is not marked is_error; it was repaired as {_shape(view)}, with "
+                      f"{said} after the call. Expected U A[m1] R(m1) A U with the failed one: "
+                      "the model was told the build failed and answered that, so of two results "
+                      "for one call the first wins, whichever is marked is_error.")
+
     def test_half_answered_batch(self):
         """A batch closed half way, U A[w1,w2] R(w1), gets a stand-in for w2 alone, right after the result recorded for w1."""
         w1 = lab.call("write", {"path": "a.txt"}, id="w1")
@@ -554,6 +571,36 @@ class Lab1(_LabCase):
         if last != 'assistant -> "Back."':
             self.fail(f"after the run that died, the next prompt's record ends {last}; expected "
                       'the model\'s answer, "Back."')
+
+    def test_ctrl_c_in_a_tool(self):
+        """Ctrl-C while a tool runs (a KeyboardInterrupt, which is not an Exception) reaches the consumer as it was and leaves the harness idle, ready for the next prompt."""
+        def pressed(arguments):
+            raise KeyboardInterrupt
+        call = lab.call("bash", {"command": "pytest"}, id="c1")
+        model = lab.ScriptedModel([lab.reply(call), lab.say("Still here.")])
+        h = harness.Harness(model, harness.SYSTEM, [{**_tool("bash"), "execute": pressed}])
+        try:
+            lab.drive(h.prompt("Run the tests."))
+        except KeyboardInterrupt:
+            pass
+        except BaseException as error:
+            self.fail(f"the tool raised KeyboardInterrupt, and the run raised "
+                      f"{type(error).__name__}: {error} instead; expected the KeyboardInterrupt "
+                      "to reach the consumer as it was.")
+        else:
+            self.fail("the tool raised KeyboardInterrupt, and the run ended quietly; expected it "
+                      "to reach the consumer: a finally cleans up, it does not catch.")
+        if h.is_running:
+            self.fail("after Ctrl-C in a tool, the harness still says it is running, and would "
+                      "refuse every prompt from now on. KeyboardInterrupt is a BaseException, "
+                      "not an Exception, so an except clause that names Exception (or "
+                      "GeneratorExit and Exception) lets it by: clear the flag in a finally, "
+                      "which runs however the run ends.")
+        self.prompt(h, "Are you still there?", "After Ctrl-C in a tool")
+        last = lab.show(h.messages[-1:])
+        if last != 'assistant -> "Still here."':
+            self.fail(f"after Ctrl-C in a tool, the next prompt's record ends {last}; expected "
+                      'the model\'s answer, "Still here."')
 
     def test_keeps_the_loop_rules(self):
         """The rewritten run_agent keeps the earlier lessons' rules: agent_start, turn_start, turn_end and agent_end (with the run's messages) frame the run and each turn; a missing tool gets an is_error result; max_turns stops before the extra call; after a failed reply no tool runs and nobody is asked for more; steering and follow-ups are asked where lesson 9 put them, one message per ask, steering given after the last turn max_turns allows recorded before the limit's stop; the model's exception reaches the caller."""
