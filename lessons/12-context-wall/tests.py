@@ -386,6 +386,38 @@ class Lab1(_LabCase):
                       "skipped.")
         self.assertEqual(ws.read_text(LOG), torn, "append_message changed a torn file.")
 
+    def test_torn_compaction_line(self):
+        """A power cut during append_compaction leaves a torn compaction line; entries(), rows(),
+        replay(), append_message and append_compaction then raise ValueError naming its line, and
+        the file is left as it was."""
+        text = "".join(json.dumps({"id": f"e{n}", "type": "message",
+                                   "message": lab.user(f"m{n}")}) + "\n" for n in (1, 2, 3))
+        line = json.dumps({"id": "e4", "type": "compaction", "summary": "## Goal\nRename PORT.",
+                           "replaces": ["e1", "e2"]})
+        torn = text + line[:-12]
+        ws = lab.Workspace({LOG: torn})
+        log = harness.SessionLog(ws, LOG)
+        for name, call in (("entries()", log.entries), ("rows()", log.rows),
+                           ("replay()", log.replay),
+                           ("append_message", lambda: log.append_message(lab.user("next"))),
+                           ("append_compaction",
+                            lambda: log.append_compaction("## Goal\nx", ["e1"]))):
+            try:
+                call()
+            except ValueError as error:
+                self.assertIn("line 4", str(error), f"{name} on a file whose compaction line 4 "
+                              f"is torn raised ValueError({str(error)!r}); expected it to name "
+                              "'line 4'.")
+                continue
+            except Exception as error:
+                self.fail(f"{name} on a file whose compaction line 4 is torn raised "
+                          f"{type(error).__name__}: {error}; expected ValueError naming line 4.")
+            self.fail(f"{name} on a file whose compaction line 4 is torn did not raise; expected "
+                      "ValueError naming line 4. A torn line is refused whatever kind of entry "
+                      "it was: skipped, the next append is glued onto it and lost with it.")
+        self.assertEqual(ws.read_text(LOG), torn, "an append changed a file with a torn "
+                         "compaction line.")
+
     def test_replay_puts_summary_in_place(self):
         """Replay puts the summary, as the user message SUMMARY_PREFIX + summary, where the first
         replaced entry was: the replaced messages go, the others stay in order, a later
@@ -425,8 +457,8 @@ class Lab1(_LabCase):
 
     def test_compaction_where_it_stands(self):
         """A compaction takes effect where it stands in the file: one that names none of the
-        rows so far (an id already replaced, an id never written) puts its summary after them,
-        and a message written after it stays after it."""
+        rows so far (an id already replaced, an id not yet written) puts its summary after them,
+        and a message written after it stays after it, even one whose id it names."""
         ws = lab.Workspace()
         log = harness.SessionLog(ws, LOG)
         messages = [lab.user(f"message {n}") for n in range(1, 5)]
@@ -434,16 +466,16 @@ class Lab1(_LabCase):
             log.append_message(message)
         self.call("append_compaction", log.append_compaction, "first", ["e2", "e3"])
         log.append_message(lab.user("message 6"))
-        self.call("append_compaction", log.append_compaction, "stale", ["e2", "e99"])
+        self.call("append_compaction", log.append_compaction, "stale", ["e2", "e8"])
         log.append_message(lab.user("message 8"))
         rows = [row[0] for row in self.call("rows", log.rows)]
         want = ["e1", "e5", "e4", "e6", "e7", "e8"]
         self.assertEqual(rows, want,
-                         f"with e7 a compaction naming only e2 (already replaced by e5) and e99 "
-                         f"(never written), rows() gave ids {rows}; expected {want}. A compaction "
+                         f"with e7 a compaction naming only e2 (already replaced by e5) and e8 "
+                         f"(not yet written), rows() gave ids {rows}; expected {want}. A compaction "
                          "acts on the rows built so far, where it stands in the file: with none "
                          "of them named, its summary goes after them, and e8, written later, "
-                         "comes after it.")
+                         "comes after it and stays, though e7 names it.")
 
     def test_compaction_of_rows_apart(self):
         """A compaction whose rows are not next to each other puts its summary where the first

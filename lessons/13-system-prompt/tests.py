@@ -957,10 +957,10 @@ class Lab2(_LabCase):
                       "running flag when the run ends.")
 
     def test_a_builder_that_fails_does_not_block(self):
-        """A builder that raises ends that prompt with its exception, the same one, before any
-        request is sent or any line written to the log; and the Session is not left running: the
-        next prompt() runs (the prompt is built in the run, inside the guard, not in prompt()
-        after the flag is set)."""
+        """prompt() returns its run without calling the builder; a builder that raises ends that
+        prompt at the run's first step with its exception, the same one, before any request is
+        sent or any line written to the log; and the Session is not left running: the next
+        prompt() runs."""
         ws, tools, clock, build = _world()
         unreadable = OSError("AGENTS.md could not be read")
         failures = []
@@ -974,7 +974,18 @@ class Lab2(_LabCase):
         log = harness.SessionLog(ws, LOG)
         session = self.session(model, flaky, tools, log)
         try:
-            lab.drive(session.prompt("Read AGENTS.md."))
+            run = session.prompt("Read AGENTS.md.")
+        except Exception as error:
+            self.fail(f"session.prompt(...) raised {type(error).__name__}: {error} when it was "
+                      "called, before its run took a step: the prompt was built in prompt(). "
+                      "Build it in the run, the first thing inside the try whose finally clears "
+                      "the running flag, so the builder reads the disk when the run starts.")
+        self.assertEqual(failures, [], "session.prompt(...) called the builder before its run "
+                         "took a step: the prompt was built in prompt(), not in the run. Build it "
+                         "in the run, the first thing inside the try whose finally clears the "
+                         "running flag.")
+        try:
+            lab.drive(run)
         except Exception as error:
             self.assertIs(error, unreadable, f"the builder's OSError came out as "
                           f"{type(error).__name__}: {error}; let it go up to the caller as it is, "
