@@ -52,6 +52,8 @@ class Lab1(unittest.TestCase):
         """Run the agent to its end; an exception escaping run_agent is a plain FAIL. What
         run_agent returned goes into `returned` (a list), when it is a list."""
         messages = [] if messages is None else messages
+        if "max_turns" in options:
+            self._takes_max_turns()
         try:
             run = harness.run_agent(model, system, messages, tools, prompt, **options)
             if run is None:
@@ -72,6 +74,24 @@ class Lab1(unittest.TestCase):
                       "and be written into the record, not raised")
         return messages
 
+    def _takes_max_turns(self):
+        """A FAIL with one sentence when run_agent has no max_turns parameter (lesson 4's)."""
+        try:
+            params = inspect.signature(harness.run_agent).parameters
+        except (TypeError, ValueError):
+            return
+        if "max_turns" not in params and not any(p.kind is p.VAR_KEYWORD
+                                                 for p in params.values()):
+            self.fail("run_agent has no max_turns parameter yet: add max_turns=None to its "
+                      "signature, in region 3, loop.")
+
+    def _stop(self, text):
+        """harness.error_message(text), or a FAIL that says it is not there yet."""
+        if not callable(getattr(harness, "error_message", None)):
+            self.fail("harness.py has no function error_message yet: write it in region 1, "
+                      "messages.")
+        return harness.error_message(text)
+
     def _shape(self, messages, expected, why=""):
         got = lab.shape(messages) or "(nothing)"
         if got != expected:
@@ -82,10 +102,10 @@ class Lab1(unittest.TestCase):
         """error_message("Agent stopped") is {"role": "assistant", "content": [], "stop_reason": "error", "error_message": "Agent stopped"}, and each call makes a message of its own: one made earlier still says its own reason after error_message("Later") is made."""
         expected = {"role": "assistant", "content": [], "stop_reason": "error",
                     "error_message": "Agent stopped"}
-        got = harness.error_message("Agent stopped")
+        got = self._stop("Agent stopped")
         if got != expected:
             self.fail(f"error_message(\"Agent stopped\") should be {expected}; it is {got}")
-        later = harness.error_message("Later")
+        later = self._stop("Later")
         if got is later or got != expected or later.get("error_message") != "Later":
             self.fail("error_message(\"Agent stopped\") and then error_message(\"Later\") "
                       f"gave {got} and {later}: the first stop now shows the second one's reason. "
@@ -101,7 +121,7 @@ class Lab1(unittest.TestCase):
                                               f"called {_times(len(model.calls))}")
         self._shape(messages, "U A[s1] R(s1) A[s2] R(s2) A[s3] R(s3) A!",
                     "Every call is answered before the brake is checked")
-        self.assertEqual(messages[-1], harness.error_message("Agent stopped after max_turns=3"),
+        self.assertEqual(messages[-1], self._stop("Agent stopped after max_turns=3"),
                          f"the last message should be error_message(\"Agent stopped after "
                          f"max_turns=3\"); it is {messages[-1]}")
         self.assertEqual(len(runs), 3, f"the tool should run 3 times; it ran {_times(len(runs))}")
@@ -138,25 +158,27 @@ class Lab1(unittest.TestCase):
                                                   "be called; it was called "
                                                   f"{_times(len(model.calls))}")
             self._shape(messages, "U A!")
-            want = harness.error_message(f"Agent stopped after max_turns={limit}")
+            want = self._stop(f"Agent stopped after max_turns={limit}")
             self.assertEqual(messages[-1], want,
                              f"the last message should be error_message(\"Agent stopped after "
                              f"max_turns={limit}\"); it is {messages[-1]}")
 
     def test_no_limit_by_default(self):
-        """max_turns defaults to None, no limit: without it a run goes on as long as the model asks, 30 rounds of tools, then the answer, and no message is marked failed."""
+        """max_turns defaults to None, no limit: without it a run goes on as long as the model asks, 200 rounds of tools, then the answer, and no message is marked failed."""
         try:
             default = inspect.signature(harness.run_agent).parameters["max_turns"].default
         except (KeyError, TypeError, ValueError):
-            self.fail("run_agent should take a keyword argument max_turns=None")
+            self.fail("run_agent has no max_turns parameter yet: add max_turns=None to its "
+                      "signature, in region 3, loop.")
         self.assertIs(default, None,
                       f"run_agent's max_turns defaults to {default!r}; it should default to "
                       "None, no limit: only the caller knows how big its job is")
         runs = []
-        model = lab.ScriptedModel([_runaway] * 30 + [lab.say("Done.")])
+        model = lab.ScriptedModel([_runaway] * 200 + [lab.say("Done.")])
         messages = self._run(model, [_counter(runs)], what="a runaway")
-        self.assertEqual(len(runs), 30, f"the tool should run 30 times; it ran "
-                                        f"{_times(len(runs))}")
+        self.assertEqual(len(runs), 200, f"with max_turns left out, the tool should run 200 "
+                                         f"times; it ran {_times(len(runs))}: a run with no "
+                                         "limit must not stop on a limit of its own")
         self.assertEqual(lab.show(messages[-1:]), 'assistant -> "Done."',
                          f"the last message should be the answer; it is {lab.show(messages[-1:])}")
         self.assertEqual(_failed(messages), [], f"messages {_failed(messages)} are marked failed "
