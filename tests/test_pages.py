@@ -81,3 +81,50 @@ def test_lesson_01_cells_use_only_what_lesson_01_has():
 
 def test_lesson_11_new_here_leads_to_lesson_01():
     assert "01" in SOURCES["11"].model.links or "(lesson:01)" in SOURCES["11"].meta.get("new_here", "")
+
+
+# Checkpoint A's `diagnose`: wrong orders and rules a cold reviewer wrote, each of which once scored
+# full marks. The answer cell's records must name at least one of them wrongly.
+_LOST = ('    if any("but no message calls" in problem for problem in lab.validate(record)):\n'
+         '        return "lost reply"\n')
+_SEEDED = '    if first["role"] != "user":\n        return "seeded"\n'
+_HANGING = '    if last["role"] == "assistant" and harness.tool_calls(last):'
+_FAILED = '        return "provider failed"\n'
+_SENT_BACK = 'any(\n                m.get("stop_reason") == "error" for m in record[:-1])'
+DIAGNOSE_WRONG = {
+    "lost reply checked after the last message":
+        lambda s: s.replace(_LOST, "").replace(_HANGING, _LOST + _HANGING),
+    "seeded checked after the A! rules":
+        lambda s: s.replace(_SEEDED, "").replace(_FAILED, _FAILED + _SEEDED),
+    "lost reply only as a result right after the user":
+        lambda s: s.replace(_LOST, '    if any(a["role"] == "user" and b["role"] == "toolResult"\n'
+                                   '           for a, b in zip(record, record[1:])):\n'
+                                   '        return "lost reply"\n'),
+    "lost reply only when no message calls anything":
+        lambda s: s.replace(_LOST, '    if any(m["role"] == "toolResult" for m in record) and not any(\n'
+                                   '            m["role"] == "assistant" and harness.tool_calls(m)\n'
+                                   '            for m in record):\n'
+                                   '        return "lost reply"\n'),
+    "failure sent back only when the A! is two back":
+        lambda s: s.replace(_SENT_BACK, 'len(record) > 2 and record[-3].get("stop_reason") == "error"'),
+}
+
+
+def test_checkpoint_a_records_catch_the_wrong_orders_of_diagnose():
+    from builder import cells
+    from builder.labs import Labs
+    parsed = SOURCES["A"]
+    answer = next(c.source for c in parsed.cells if c.answers and "def diagnose" in c.source)
+    total = answer.count('\n    ("')
+    sources = [("reference", answer, 10.0)]
+    for name, change in DIAGNOSE_WRONG.items():
+        wrong = change(answer)
+        assert wrong != answer, f"{parsed.rel}: the answer cell changed; update the design {name!r}"
+        sources.append((name, wrong, 10.0))
+    harness = Labs(PROJECT, COURSE).reference(parsed.page)
+    results = cells.run_sources(PROJECT, harness, sources)
+    assert f"{total} of {total} right" in results["reference"].output
+    for name in DIAGNOSE_WRONG:
+        assert "WRONG" in results[name].output, (
+            f"{parsed.rel}: the wrong design {name!r} names all {total} records right; add a record "
+            "it names wrongly")
