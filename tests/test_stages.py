@@ -232,7 +232,7 @@ def test_lesson_11_marks_and_gaps():
 
 def test_diff_of_11_1_adds_region_6():
     diff = STAGES.diff("11.1")
-    assert diff[2] == "@@ -409,2 +409,32 @@"   # the seed had 398: lesson 06 budgets "Files here" (as sent); lesson 07: finish() refuses a tool request
+    assert diff[2] == "@@ -411,2 +411,32 @@"   # the seed had 398: lesson 06 budgets "Files here" (as sent; the count alone when no name fits); lesson 07: finish() refuses a tool request
     assert diff[3:9] == ["         print(text_of(self.last))", "         return True", "+", "+",
                          "+# given in lesson 11", "+# == 6 environment =="]
     assert diff[-1] == "+# --- end ---" and all(line.startswith("+") for line in diff[5:])

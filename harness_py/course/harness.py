@@ -300,8 +300,9 @@ def truncate_tail(text, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #     being ws.listdir(".") joined with ", ". An error is a result too, so the list keeps to
 #     the byte budget (it is one line: max_lines has nothing to count): as many names, from the
 #     first, as keep the joined list, ", " included, within max_bytes bytes of UTF-8, and, if
-#     some are left out, f" and {left} more" after the last one shown. In a folder with no
-#     files at all it is FileNotFoundError(f"File not found: {path}. No files here.")
+#     some are left out, f" and {left} more" after the last one shown. If not even the first
+#     name fits, the count alone: f"Files here: {len(names)} (names over the budget)". In a
+#     folder with no files at all it is FileNotFoundError(f"File not found: {path}. No files here.")
 #   - offset past the last line: ValueError(f"offset {offset} is past the end of {path}: "
 #     f"{n} lines"). Offset 1 of an empty file is not past it: it returns "". A limit that runs
 #     past the last line is not a mistake either: it reads what is there
@@ -330,6 +331,8 @@ def make_read_tool(ws, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
                     break
                 shown += 1
             more = f" and {len(names) - shown} more" if shown < len(names) else ""
+            if shown == 0:              # not even the first name fits: the count alone
+                more = f"{len(names)} (names over the budget)"
             here = f"Files here: {', '.join(names[:shown])}{more}" if names else "No files here."
             raise FileNotFoundError(f"File not found: {path}. {here}")
         lines = ws.read_text(path).splitlines(keepends=True)

@@ -383,6 +383,17 @@ class Lab1(_Case):
                    "a read of the missing a.py in a folder with no files (when ws.listdir(\".\") "
                    "is empty, say \"No files here.\" instead of a list)")
 
+    def test_missing_file_when_no_name_fits(self):
+        """When not even the first name fits the byte budget, "File not found" gives the count alone: among "alpha_long_name.py" (18 bytes) and "b.py", with max_bytes=10, the error is "File not found: g.py. Files here: 2 (names over the budget)", neither an empty list followed by " and 2 more" nor the first name over the budget."""
+        ws = lab.Workspace({"alpha_long_name.py": "", "b.py": ""})
+        read = self.tool("make_read_tool(ws, max_bytes=10)", self.need("make_read_tool"), ws,
+                         max_bytes=10)
+        self.error(read, {"path": "g.py"},
+                   "File not found: g.py. Files here: 2 (names over the budget)",
+                   "a read of the missing g.py among alpha_long_name.py and b.py, max_bytes=10 "
+                   "(the first name alone is 18 bytes: when no name fits, say how many files "
+                   "there are and that their names are over the budget)")
+
     def test_missing_file_names_from_the_first(self):
         """The names in "File not found" are the first ones, in the order ws.listdir(".") gives them, and are not re-sorted to fit more: among "alpha_long_name.py", "b.py" and "c.py", with max_bytes=20, the list is "alpha_long_name.py and 2 more"."""
         ws = lab.Workspace({"alpha_long_name.py": "", "b.py": "", "c.py": ""})

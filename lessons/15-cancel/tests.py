@@ -30,6 +30,20 @@ def _tool(name, runs, answer="ok"):
     return {"name": name, "description": name, "parameters": EMPTY, "execute": execute}
 
 
+def _noting_model(notes, label):
+    """A streaming model with one scripted reply whose stream appends `label` to `notes` when it
+    is let go: run to its end, closed, or collected."""
+    scripted = lab.StreamingModel([lab.say("Reading the config first, then the port.")])
+
+    class Model:
+        def stream(self, system, context, tools):
+            try:
+                yield from scripted.stream(system, context, tools)
+            finally:
+                notes.append(label)
+    return Model()
+
+
 def _slow(name, runs, steps=10, every=0.5):
     """An async tool of `steps` steps of `every` simulated seconds. It looks at the token before
     each step (Tau's bash looks every 50 ms) and stops early when asked. `runs` gets (name,
@@ -1131,15 +1145,7 @@ class Lab2(_Case):
     async def test_close_lets_the_stream_go(self):
         """A run closed by its consumer mid-stream (aclose at the first piece) lets the model's stream go before aclose() returns: _run's finally closes the loop's run itself, it does not leave it to the garbage collector."""
         notes = []
-        scripted = lab.StreamingModel([lab.say("Reading the config first, then the port.")])
-
-        class Model:                          # a stream that notes when it is let go
-            def stream(self, system, context, tools):
-                try:
-                    yield from scripted.stream(system, context, tools)
-                finally:
-                    notes.append("closed")
-        h = harness.Harness(Model(), harness.SYSTEM, [])
+        h = harness.Harness(_noting_model(notes, "closed"), harness.SYSTEM, [])
         run = h.prompt("Go.")
         async for event in run:
             if event["type"] == "message_update":
@@ -1153,15 +1159,8 @@ class Lab2(_Case):
     async def test_run_let_go_before_the_repair(self):
         """_run's finally lets the loop's run go (await run.aclose()) before it repairs: cancelled, then closed by its consumer mid-stream on a record resumed with an open call (U A[c0]), the model's stream is let go before the listeners hear c0's INTERRUPTED result."""
         notes = []
-        scripted = lab.StreamingModel([lab.say("Reading the config first, then the port.")])
-
-        class Model:                          # a stream that notes when it is let go
-            def stream(self, system, context, tools):
-                try:
-                    yield from scripted.stream(system, context, tools)
-                finally:
-                    notes.append("stream let go")
-        h = harness.Harness(Model(), harness.SYSTEM, [_tool("a", [])],
+        h = harness.Harness(_noting_model(notes, "stream let go"), harness.SYSTEM,
+                            [_tool("a", [])],
                             messages=[lab.user("Go."), lab.reply(lab.call("a", {}, id="c0"))])
 
         def listener(event):
