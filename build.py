@@ -105,9 +105,9 @@ def judge_mutants(project: Project, lessons: list[str], lab: int | None, jobs: i
         if page is None:
             raise BuildError(project.rel(course.path), 0, f"there is no page {lesson} in the course")
         if not page.labs:
-            raise BuildError(project.rel(course.path), 0, f"page {lesson} has no labs")
+            raise BuildError(project.rel(course.path), page.line, f"page {lesson} has no labs")
         if lab is not None and not 1 <= lab <= len(page.labs):
-            raise BuildError(project.rel(course.path), 0, f"page {lesson} has no lab {lab} "
+            raise BuildError(project.rel(course.path), page.line, f"page {lesson} has no lab {lab} "
                              f"(it has 1 to {len(page.labs)})")
         equivalents = mutants.load_equivalents(project, page)
         outcomes = mutants.run(project, page, stages, lab, jobs)
