@@ -123,10 +123,14 @@ def cite(project: Project, repo: Path) -> int:
     from builder import source as source_stage, tau
 
     course = course_stage.load(project)
-    citations = [c for page in course.written
-                 for c in source_stage.parse(project, course, page).model.citations]
+    citations, places = [], {}
+    for page in course.written:
+        parsed = source_stage.parse(project, course, page)
+        for citation in parsed.model.citations:
+            citations.append(citation)
+            places.setdefault(citation.ref, f"{parsed.rel}:{citation.line}")
     try:
-        lock = tau.write(project.lessons, repo, course.tau_commit, citations)
+        lock = tau.write(project.lessons, repo, course.tau_commit, citations, places)
     except tau.CiteError as error:
         print(f"build.py cite: {error}", file=sys.stderr)
         return 1

@@ -478,23 +478,28 @@ def test_one_character_of_a_declared_output_fails_with_file_and_line(book, tmp_p
     change(book, "HELLO, ADA.!\n```", "HELLO, ADA!!\n```")
     message = fails(book, tmp_path)
     line = line_of(book, "HELLO, ADA!!")
-    assert message.startswith(f"{LESSON}:{line}: cell output differs\n")
-    assert "-HELLO, ADA!!" in message and "+HELLO, ADA.!" in message
+    assert message == (f"{LESSON}:{line}: cell output differs\n"
+                       "--- declared\n+++ printed\n@@ -1 +1 @@\n-HELLO, ADA!!\n+HELLO, ADA.!")
 
 
 def test_cell_that_raises_without_being_marked(book, tmp_path):
     change(book, "```python cell raises", "```python cell")
     message = fails(book, tmp_path)
     line = line_of(book, "harness.greet()")
-    assert message.startswith(f"{LESSON}:{line}: cell 1-3 raised TypeError: greet() missing 1 "
-                              f"required positional argument: 'name' (mark the cell `raises`")
+    assert message == (f"{LESSON}:{line}: cell 1-3 raised TypeError: greet() missing 1 required "
+                       "positional argument: 'name' (mark the cell `raises` if it is meant to)\n"
+                       # the cell's own traceback, as the reader's page would show it: no build frame
+                       "Traceback (most recent call last):\n"
+                       '  File "cell", line 2, in <module>\n'
+                       "    harness.greet()\n"
+                       "TypeError: greet() missing 1 required positional argument: 'name'")
 
 
 def test_cell_marked_raises_that_does_not(book, tmp_path):
     change(book, "```python cell editable id=shout", "```python cell editable id=shout raises")
     message = fails(book, tmp_path)
-    assert message.startswith(f"{LESSON}:{line_of(book, 'id=shout raises')}: cell 1-shout is marked "
-                              f"`raises` and did not raise")
+    assert message == (f"{LESSON}:{line_of(book, 'id=shout raises')}: cell 1-shout is marked "
+                       "`raises` and did not raise\nHELLO, ADA.!")
 
 
 def test_cell_over_its_timeout(book, tmp_path):
@@ -537,8 +542,9 @@ def test_the_command_line_exits_1_with_the_message(book, tmp_path):
     done = subprocess.run([sys.executable, "build.py", "--root", str(book), "--out", str(out), "--no-assets"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines()[-1].startswith(
-        f"{LESSON}:{line_of(book, '::: sauce')}: unknown directive '::: sauce'")
+    from builder import directives
+    assert done.stderr == (f"{LESSON}:{line_of(book, '::: sauce')}: unknown directive '::: sauce' "
+                           f"(known: {', '.join(sorted(directives.REGISTRY))})\n")
     assert (out / "index.html").read_text() == "the old site"
 
 
@@ -903,7 +909,14 @@ def test_cite_reads_the_pinned_commit_of_a_tau_repository(book, tmp_path):
     change(book, "({tau}`README.md`)", "({tau}`README.md:1-9`)")
     done = subprocess.run([sys.executable, "build.py", "--root", str(book), "cite", "--tau", str(repo)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "README.md:1-9: the file has 2 lines" in done.stderr
+    assert (done.returncode, done.stderr) == (1, f"build.py cite: {LESSON}:{line_of(book, 'README.md:1-9')}: "
+                                                 f"{{tau}}`README.md:1-9`: the file has 2 lines at {commit[:12]}\n")
+    change(book, "({tau}`README.md:1-9`)", "({tau}`NOTES.md`)")
+    done = subprocess.run([sys.executable, "build.py", "--root", str(book), "cite", "--tau", str(repo)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (1, f"build.py cite: {LESSON}:{line_of(book, 'NOTES.md')}: "
+                                                 f"{{tau}}`NOTES.md`: NOTES.md is not in Tau at {commit[:12]}: "
+                                                 f"fatal: path 'NOTES.md' does not exist in '{commit}'\n")
 
 
 def test_a_book_whose_right_answers_sit_in_one_position_stops_with_the_position_table(book, tmp_path):
