@@ -74,5 +74,6 @@ def test_the_index_is_kept_by_what_it_is_made_from(tmp_path, monkeypatch):
     monkeypatch.setattr(search.shutil, "which", lambda name: None)   # Node is gone
     assert search.build(tmp_path / "b", docs, cache=cache).read_text() == first
     changed = [dict(doc, text=doc["text"] + " more") for doc in docs]
-    with pytest.raises(search.SearchError, match="node is not on PATH"):
+    with pytest.raises(search.SearchError) as caught:
         search.build(tmp_path / "c", changed, cache=cache)
+    assert str(caught.value) == "node is not on PATH: the search index is made with Node"
