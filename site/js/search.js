@@ -22,9 +22,23 @@ export function load() {
       if (!response.ok) throw new Error(`search/index.json: HTTP ${response.status}`);
       return response.json();
     }),
-  ]).then(([{ default: MiniSearch }, { options, index }]) => MiniSearch.loadJS(index, withWords(options)));
+  ]).then(([{ default: MiniSearch }, { options, index, terms }]) => {
+    const search = MiniSearch.loadJS(index, withWords(options));
+    search.bookTerms = termHomes(terms);
+    return search;
+  });
   engine.catch(() => { engine = null; }); // a failed load is tried again at the next search
   return engine;
+}
+
+/** The glossary's forms (index.json's "terms") keyed by their words as a query cuts them, lower
+ * case: "append-only log" is found by "Append-only log" and by "append only log". */
+function termHomes(terms) {
+  const homes = new Map();
+  for (const [form, home] of Object.entries(terms ?? {})) {
+    homes.set(queryWords(form).join(" ").toLowerCase(), home);
+  }
+  return homes;
 }
 
 /** The best results for `text`, from the strictest reading of it that finds anything: every word
@@ -36,7 +50,7 @@ export function query(search, text) {
   for (const options of [{ ...exact, combineWith: "AND" }, { ...loose, combineWith: "AND" },
                          { ...loose, combineWith: "OR" }]) {
     const found = search.search(text, options);
-    if (found.length) return byOwnWords(found, text).slice(0, LIMIT);
+    if (found.length) return byOwnWords(found, text, search.bookTerms).slice(0, LIMIT);
   }
   return [];
 }
@@ -44,12 +58,14 @@ export function query(search, text) {
 /** `found` with the places that say the words themselves first: the whole phrase, then every
  * word; MiniSearch's order within each. Words searched together are a phrase: when some places
  * say the phrase ("torn write", "torn-write", "torn writes"), only those are shown. Within each
- * rank, the page that introduces the words comes first, before pages that only use them: the
- * earliest page in reading order whose places score, in all, at least half the best page's (a
- * page that mentions a term once in passing, before the lesson about it, is not its home). */
-function byOwnWords(found, text) {
+ * rank, the page that introduces the words comes first, before pages that only use them: for a
+ * glossary term, the page (and first its section) that introduces it; else the earliest page in
+ * reading order whose places score, in all, at least half the best page's (a page that mentions
+ * a term once in passing, before the lesson about it, is not its home). */
+function byOwnWords(found, text, terms = new Map()) {
   const words = queryWords(text).map((word) => word.toLowerCase());
   const phrase = words.join(" ");
+  const term = terms.get(phrase);
   const rank = (result) => {
     // a place's own words: its title (a glossary entry's is the term) and its text
     const own = queryWords(`${result.title || ""} ${result.text || ""}`).join(" ").toLowerCase();
@@ -67,11 +83,16 @@ function byOwnWords(found, text) {
     if (r < 2) weight.set(page, (weight.get(page) ?? 0) + (result.score ?? 0));
   }
   const best = Math.max(0, ...weight.values());
-  let home = null;
-  for (const [page, total] of weight) {
+  let home = term && order.has(term.page) ? term.page : null;
+  const taught = home !== null;
+  for (const [page, total] of taught ? [] : weight) {
     if (total >= best / 2 && (home === null || order.get(page) < order.get(home))) home = page;
   }
-  const first = (entry) => (pageOf(entry.result) === home ? 0 : 1);
+  const first = ({ result }) => {       // for a term: its section, then the places in it, then its page
+    if (pageOf(result) !== home) return 3;
+    if (!taught || !term.section || result.section !== term.section) return 2;
+    return result.kind === "section" ? 0 : 1;
+  };
   return ranked.sort((a, b) => a.rank - b.rank || first(a) - first(b) || a.at - b.at)
     .map(({ result }) => result);
 }
