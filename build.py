@@ -46,9 +46,15 @@ def run_file(project: Project, lesson: str, path: Path, timeout: float) -> int:
                  and lesson.isdigit() and int(p.id) == int(lesson)), None) or course.page(lesson)
     if page is None:
         raise BuildError(project.rel(course.path), 0, f"there is no lesson {lesson}")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        print(f"build.py run: {path}: not UTF-8 text (byte {error.object[error.start]:#04x} at offset "
+              f"{error.start}); save it as UTF-8", file=sys.stderr)
+        return 1
     harness = Labs(project, course).reference(page)
     try:
-        result = cells.run_sources(project, harness, [("run", path.read_text(encoding="utf-8"), timeout)])
+        result = cells.run_sources(project, harness, [("run", source, timeout)])
     except TimeoutError:
         print(f"{path}: timed out after {timeout:g} s", file=sys.stderr)
         return 1
@@ -147,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[:1] == ["run"]:
             args = run_parser().parse_args(argv[1:])
+            if args.file.is_dir():
+                print(f"build.py run: {args.file} is a folder; give the file to run", file=sys.stderr)
+                return 1
             if not args.file.is_file():
                 print(f"build.py run: {args.file}: no such file", file=sys.stderr)
                 return 1

@@ -51,6 +51,15 @@ def test_run_with_a_file_that_does_not_exist(capsys, tmp_path):
         (1, "", f"build.py run: {missing}: no such file\n")
 
 
+def test_run_with_a_folder_or_a_file_that_is_not_utf8(capsys, tmp_path):
+    assert said(capsys, ["--root", str(FIXTURE), "run", "--lesson", "1", str(tmp_path)]) == \
+        (1, "", f"build.py run: {tmp_path} is a folder; give the file to run\n")
+    latin = tmp_path / "latin.py"
+    latin.write_bytes("print('café')\n".encode("latin-1"))
+    assert said(capsys, ["--root", str(FIXTURE), "run", "--lesson", "1", str(latin)]) == \
+        (1, "", f"build.py run: {latin}: not UTF-8 text (byte 0xe9 at offset 10); save it as UTF-8\n")
+
+
 def test_stages_with_a_point_the_course_does_not_have(capsys):
     points = ", ".join(stages.load().points)
     assert stages.main(["starting", "99.1"]) == 2
