@@ -29,6 +29,17 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _workers(text: str) -> int:
+    """--jobs: a whole number of worker processes, 1 or more."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs={text}: not a whole number of worker processes") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"--jobs={text}: a number of worker processes, 1 or more")
+    return jobs
+
+
 def run_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="build.py run", description="Run FILE as a cell of lesson N runs.")
     parser.add_argument("--lesson", required=True, help="11, or a page's id: S2, B")
@@ -180,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             which.add_argument("--lesson", help="11, or a page's id: S2, 16")
             which.add_argument("--all", action="store_true", help="every page with labs")
             parser.add_argument("--lab", type=int, help="only this lab of the page (1, 2, ...)")
-            parser.add_argument("--jobs", type=int, help="worker processes (default: one a core)")
+            parser.add_argument("--jobs", type=_workers, help="worker processes (default: one a core)")
             args = parser.parse_args(argv[1:])
             if args.all:
                 course = course_stage.load(project)

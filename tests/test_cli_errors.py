@@ -160,6 +160,20 @@ def test_mutants_for_a_page_without_labs_or_that_lab_names_its_entry(capsys):
 
 
 @pytest.mark.parametrize("given, sentence", [
+    ("0", "--jobs=0: a number of worker processes, 1 or more"),
+    ("-1", "--jobs=-1: a number of worker processes, 1 or more"),
+    ("two", "--jobs=two: not a whole number of worker processes")])
+def test_mutants_jobs_is_a_number_of_workers(capsys, given, sentence):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["--root", str(FIXTURE), "mutants", "--lesson", "1", "--jobs", given])
+    assert caught.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    assert err.startswith("usage: build.py mutants ")
+    assert err.endswith(f"\nbuild.py mutants: error: argument --jobs: {sentence}\n"), err
+
+
+@pytest.mark.parametrize("given, sentence", [
     ("-1", "--timeout=-1: a number of seconds above 0 and at most 600"),
     ("nan", "--timeout=nan: a number of seconds above 0 and at most 600"),
     ("inf", "--timeout=inf: a number of seconds above 0 and at most 600"),
