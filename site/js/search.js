@@ -9,6 +9,7 @@ import { queryWords, withWords } from "./search-words.js";
 const INDEX = new URL("../../search/index.json", import.meta.url);
 const LIBRARY = new URL("./minisearch.bundle.js", import.meta.url);
 const LIMIT = 8;
+const HOME_PLACES = 3; // places of the page that introduces the words, shown before the rest
 const WAIT_MS = 60; // between the last key and the search: typing fast searches once
 const KINDS = { page: "Page", section: "Section", check: "Check", cell: "Code cell", lab: "Lab", prompt: "Write it yourself" };
 
@@ -58,10 +59,11 @@ export function query(search, text) {
 /** `found` with the places that say the words themselves first: the whole phrase, then every
  * word; MiniSearch's order within each. Words searched together are a phrase: when some places
  * say the phrase ("torn write", "torn-write", "torn writes"), only those are shown. Within each
- * rank, the page that introduces the words comes first, before pages that only use them: for a
- * glossary term, the page (and first its section) that introduces it; else the earliest page in
- * reading order whose places score, in all, at least half the best page's (a page that mentions
- * a term once in passing, before the lesson about it, is not its home). */
+ * rank, the page that introduces the words comes first (its first HOME_PLACES places), before
+ * pages that only use them: for a glossary term, the page (and first its section) that
+ * introduces it; else the earliest page in reading order whose places score, in all, at least
+ * half the best page's (a page that mentions a term once in passing, before the lesson about it,
+ * is not its home). */
 function byOwnWords(found, text, terms = new Map()) {
   const words = queryWords(text).map((word) => word.toLowerCase());
   const phrase = words.join(" ");
@@ -93,7 +95,12 @@ function byOwnWords(found, text, terms = new Map()) {
     if (!taught || !term.section || result.section !== term.section) return 2;
     return result.kind === "section" ? 0 : 1;
   };
-  return ranked.sort((a, b) => a.rank - b.rank || first(a) - first(b) || a.at - b.at)
+  // The home's first few places lead; the rest keep MiniSearch's order, so the pages that use
+  // the words after it (lesson 12 for "token") are still on the list.
+  const byHome = (a, b) => a.rank - b.rank || first(a) - first(b) || a.at - b.at;
+  const leading = new Set(ranked.filter((entry) => first(entry) < 3).sort(byHome).slice(0, HOME_PLACES));
+  const lead = (entry) => (leading.has(entry) ? 0 : 1);
+  return ranked.sort((a, b) => a.rank - b.rank || lead(a) - lead(b) || (lead(a) ? a.at - b.at : byHome(a, b)))
     .map(({ result }) => result);
 }
 
