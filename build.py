@@ -29,6 +29,17 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _workers(text: str) -> int:
+    """--jobs: a whole number of worker processes, 1 or more."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs={text}: not a whole number of worker processes") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"--jobs={text}: a number of worker processes, 1 or more")
+    return jobs
+
+
 def run_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="build.py run", description="Run FILE as a cell of lesson N runs.")
     parser.add_argument("--lesson", required=True, help="11, or a page's id: S2, B")
@@ -46,9 +57,15 @@ def run_file(project: Project, lesson: str, path: Path, timeout: float) -> int:
                  and lesson.isdigit() and int(p.id) == int(lesson)), None) or course.page(lesson)
     if page is None:
         raise BuildError(project.rel(course.path), 0, f"there is no lesson {lesson}")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        print(f"build.py run: {path}: not UTF-8 text (byte {error.object[error.start]:#04x} at offset "
+              f"{error.start}); save it as UTF-8", file=sys.stderr)
+        return 1
     harness = Labs(project, course).reference(page)
     try:
-        result = cells.run_sources(project, harness, [("run", path.read_text(encoding="utf-8"), timeout)])
+        result = cells.run_sources(project, harness, [("run", source, timeout)])
     except TimeoutError:
         print(f"{path}: timed out after {timeout:g} s", file=sys.stderr)
         return 1
@@ -105,9 +122,9 @@ def judge_mutants(project: Project, lessons: list[str], lab: int | None, jobs: i
         if page is None:
             raise BuildError(project.rel(course.path), 0, f"there is no page {lesson} in the course")
         if not page.labs:
-            raise BuildError(project.rel(course.path), 0, f"page {lesson} has no labs")
+            raise BuildError(project.rel(course.path), page.line, f"page {lesson} has no labs")
         if lab is not None and not 1 <= lab <= len(page.labs):
-            raise BuildError(project.rel(course.path), 0, f"page {lesson} has no lab {lab} "
+            raise BuildError(project.rel(course.path), page.line, f"page {lesson} has no lab {lab} "
                              f"(it has 1 to {len(page.labs)})")
         equivalents = mutants.load_equivalents(project, page)
         outcomes = mutants.run(project, page, stages, lab, jobs)
@@ -123,10 +140,14 @@ def cite(project: Project, repo: Path) -> int:
     from builder import source as source_stage, tau
 
     course = course_stage.load(project)
-    citations = [c for page in course.written
-                 for c in source_stage.parse(project, course, page).model.citations]
+    citations, places = [], {}
+    for page in course.written:
+        parsed = source_stage.parse(project, course, page)
+        for citation in parsed.model.citations:
+            citations.append(citation)
+            places.setdefault(citation.ref, f"{parsed.rel}:{citation.line}")
     try:
-        lock = tau.write(project.lessons, repo, course.tau_commit, citations)
+        lock = tau.write(project.lessons, repo, course.tau_commit, citations, places)
     except tau.CiteError as error:
         print(f"build.py cite: {error}", file=sys.stderr)
         return 1
@@ -143,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[:1] == ["run"]:
             args = run_parser().parse_args(argv[1:])
+            if args.file.is_dir():
+                print(f"build.py run: {args.file} is a folder; give the file to run", file=sys.stderr)
+                return 1
             if not args.file.is_file():
                 print(f"build.py run: {args.file}: no such file", file=sys.stderr)
                 return 1
@@ -167,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             which.add_argument("--lesson", help="11, or a page's id: S2, 16")
             which.add_argument("--all", action="store_true", help="every page with labs")
             parser.add_argument("--lab", type=int, help="only this lab of the page (1, 2, ...)")
-            parser.add_argument("--jobs", type=int, help="worker processes (default: one a core)")
+            parser.add_argument("--jobs", type=_workers, help="worker processes (default: one a core)")
             args = parser.parse_args(argv[1:])
             if args.all:
                 course = course_stage.load(project)

@@ -218,7 +218,7 @@ def build(project: Project, out: Path, *, assets: bool = True,
             from . import assets as browser_assets, snapshot
             browser_assets.build(folder)
             snapshot.build(folder)      # after Pyodide and py/ are in place: made from them
-            search.build(folder, documents)
+            search.build(folder, documents, terms=search.term_homes(glossary))
         offline.write_precache(folder)  # last: it lists every file the build wrote
 
     report.files = write_site(out, files, finish=finish)

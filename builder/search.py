@@ -195,11 +195,19 @@ def _page(path: str, label: str, html: str) -> tuple[dict, ...]:
     return tuple(data for data in kept if data["text"] or data["kind"] in ("section", "lab"))
 
 
-def build(site: Path, docs: list[dict], cache: Path = CACHE) -> Path:
-    """Index `docs` with MiniSearch (in Node) into `site/search/index.json`. The index is kept
-    in `cache` by a hash of what it is made from (the documents, the options, the maker, its
-    words and MiniSearch's version), so a build whose pages say the same does not start Node."""
-    payload = json.dumps({"options": OPTIONS, "documents": docs}, ensure_ascii=False)
+def term_homes(glossary) -> dict[str, dict]:
+    """Every form of every glossary term (lower case) -> the page and section that introduce it:
+    the page ranks a search for a term's own words from its home first (site/js/search.js)."""
+    return {form: {"page": glossary.terms[slug].page.path, "section": glossary.terms[slug].section}
+            for form, slug in sorted(glossary.by_form.items())}
+
+
+def build(site: Path, docs: list[dict], cache: Path = CACHE, terms: dict[str, dict] | None = None) -> Path:
+    """Index `docs` with MiniSearch (in Node) into `site/search/index.json`, with `terms` (see
+    term_homes) beside it. The index is kept in `cache` by a hash of what it is made from (the
+    documents, the terms, the options, the maker, its words and MiniSearch's version), so a build
+    whose pages say the same does not start Node."""
+    payload = json.dumps({"options": OPTIONS, "documents": docs, "terms": terms or {}}, ensure_ascii=False)
     digest = hashlib.sha256(MAKER.read_bytes())
     digest.update(WORDS.read_bytes())
     digest.update(LIBRARY.read_bytes() if LIBRARY.exists() else b"")

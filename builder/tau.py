@@ -89,14 +89,22 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def write(lessons: Path, repo: Path, commit: str, citations: list[Citation]) -> Lock:
-    """Read every citation at `commit` in `repo` and write the lock. Raises CiteError."""
+def write(lessons: Path, repo: Path, commit: str, citations: list[Citation],
+          places: dict[str, str] | None = None) -> Lock:
+    """Read every citation at `commit` in `repo` and write the lock. Raises CiteError, which
+    starts with the citation's place (`places`: ref -> "page file:line" of its first use)."""
     check_repo(repo, commit)
     entries = {}
     for citation in sorted(citations, key=lambda c: c.ref):
+        try:
+            text = cited_text(repo, commit, citation)
+        except CiteError as error:
+            if places and citation.ref in places:
+                said = str(error).removeprefix(f"{citation.ref}: ")
+                raise CiteError(f"{places[citation.ref]}: {{tau}}`{citation.ref}`: {said}") from None
+            raise
         entries[citation.ref] = {"path": citation.path, "first": citation.first,
-                                 "last": citation.last,
-                                 "sha256": digest(cited_text(repo, commit, citation))}
+                                 "last": citation.last, "sha256": digest(text)}
     lock_path(lessons).write_text(json.dumps({"commit": commit, "citations": entries}, indent=1)
                                   + "\n", encoding="utf-8")
     return Lock(commit=commit, entries=entries)

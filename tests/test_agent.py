@@ -181,7 +181,9 @@ def test_killed_mid_task_then_resumed(home, provider):
         assert (home / "project" / "calc.py").read_text() == FIXED
         # without --resume, a second start refuses to mix two sessions in one log
         again = _run(home, provider, server, TASK)
-        assert again.returncode != 0 and "--resume" in again.stderr
+        assert again.returncode != 0
+        assert again.stderr == (f"agent.py: a session is already in {home / 'project' / '.agent' / 'session.jsonl'}: "
+                                "add --resume to carry on with it, or delete the file to start afresh\n")
         resumed = _run(home, provider, server, "--resume", answers="y\n")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert lab.shape(_messages(home)) == "U A[r1] R(r1) A[w1] R(w1) A[b1] R(b1) A"
@@ -196,7 +198,8 @@ def test_a_missing_key_is_said_before_anything_is_sent(home):
     del env["ANTHROPIC_API_KEY"]
     done = subprocess.run([sys.executable, "agent.py", "--folder", "project", TASK], cwd=home,
                           env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0 and "ANTHROPIC_API_KEY" in done.stderr
+    assert done.returncode != 0
+    assert done.stderr == "agent.py: set ANTHROPIC_API_KEY (or give --base-url for a local server)\n"
     assert not (home / "project" / ".agent" / "session.jsonl").exists()
 
 
@@ -398,8 +401,12 @@ def test_a_torn_log_gets_a_sentence_and_a_way_out(home):
         sent = len(server.requests)
         torn = _run(home, "anthropic", server, "--resume", "go on")
         assert torn.returncode != 0 and "Traceback" not in torn.stderr
-        assert f"line {len(lines)} of {len(lines)}" in torn.stderr, torn.stderr
-        assert "--repair-log" in torn.stderr and len(server.requests) == sent
+        assert torn.stderr == (
+            f"agent.py: {path}, line {len(lines)} of {len(lines)}, is not a whole log entry (a write cut "
+            f"short, or an edit). Nothing was sent. python agent.py --folder {home / 'project'} --repair-log "
+            f"keeps the {len(lines) - 1} whole lines before it and moves the old file aside; or move the "
+            "file away to start afresh.\n")
+        assert len(server.requests) == sent
         fixed = _run(home, "anthropic", server, "--repair-log")
         assert fixed.returncode == 0, fixed.stderr
         assert len(_entries(home)) == len(lines) - 1
@@ -573,29 +580,41 @@ def test_a_harness_that_is_not_ready_gets_a_sentence(home):
     harness_file = home / "harness.py"
     with WireServer(_job) as server:
         harness_file.unlink()
-        assert "no harness.py beside agent.py" in _refused(home, server, TASK).stderr
+        assert _refused(home, server, TASK).stderr == (
+            f"agent.py: there is no harness.py beside agent.py (in {home}). Put the harness.py you "
+            "finished in lab 16.3 there.\n")
         harness_file.write_text("def broken(:\n    pass\n")
-        assert "harness.py, line 1" in _refused(home, server, TASK).stderr
-        for point in ("16.1", "16.3"):
+        assert _refused(home, server, TASK).stderr == (
+            "agent.py: harness.py, line 1: invalid syntax. Fix it (the lab's tests show where) and start again.\n")
+        for point, lacks in (("16.1", "ask_first, AnthropicModel, OpenAIModel"),
+                             ("16.3", "HttpModel.complete, HttpModel.stream")):
             harness_file.write_text(stages.load().starting(point))
-            words = _refused(home, server, TASK).stderr
-            assert "Finish lab 16.3 first" in words, words
+            assert _refused(home, server, TASK).stderr == (
+                f"agent.py: harness.py has no {lacks}: it is not yet the closing page's harness. Finish "
+                "lab 16.3 first (its tests all pass), and put that harness.py beside agent.py.\n")
 
 
 def test_bad_flags_are_refused_before_anything_is_written(home):
     """A folder that does not exist or is a file, --max-turns 0 or less, --resume with no session:
     a sentence, and no session file, no folder, no request."""
     with WireServer(_job) as server:
-        for extra in (["--folder", "projetc"], ["--folder", "project/calc.py"]):
+        for extra, said in (
+                (["--folder", "projetc"], "agent.py: --folder projetc: no such folder. Create it first; "
+                                          "agent.py does not, so that a mistyped name is not a new, empty project.\n"),
+                (["--folder", "project/calc.py"], "agent.py: --folder project/calc.py is a file, not a folder\n")):
             command = _command("anthropic", server, TASK)[:-3] + extra + [TASK]
             done = subprocess.run(command, cwd=home, env=_env("anthropic"), capture_output=True,
                                   text=True, timeout=60)
-            assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-            assert "--folder" in done.stderr and not (home / "projetc").exists()
+            assert (done.returncode, done.stderr) == (2, said)
+            assert not (home / "projetc").exists()
         assert not server.requests
         for turns in ("0", "-1"):
-            _refused(home, server, TASK, "--max-turns", turns)
-        assert "no session" in _refused(home, server, "--resume").stderr
+            said = _refused(home, server, TASK, "--max-turns", turns).stderr
+            assert said.startswith("usage: agent.py ") and said.endswith(
+                f"\nagent.py: error: --max-turns must be 1 or more, not {turns}\n"), said
+        assert _refused(home, server, "--resume").stderr == (
+            f"agent.py: --resume: there is no session in {home / 'project' / '.agent' / 'session.jsonl'} "
+            'to carry on. Start one with a prompt: python agent.py "..."\n')
         assert not (home / "project" / ".agent").exists()
 
 
@@ -616,7 +635,9 @@ def test_a_cut_stream_resumes_without_a_prefill(home, provider):
         last = server.requests[-1][2]["messages"][-1]
         assert last["role"] == "user" and "cut off" in json.dumps(last)
         # a finished session is not sent again as it stands
-        assert "ended with the model's answer" in _refused_again(home, server, provider)
+        assert _refused_again(home, server, provider) == (
+            f"agent.py: the session in {home / 'project' / '.agent' / 'session.jsonl'} ended with the "
+            'model\'s answer. Say what to do next: python agent.py --resume "..."\n')
 
 
 def test_resume_with_no_prompt_compacts_too(home):

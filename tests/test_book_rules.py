@@ -89,8 +89,8 @@ def test_a_position_never_right_stops_the_build_with_the_table(book):
         rules.check_book(parsed(book), "lessons/course.yaml")
     error = caught.value
     assert (error.path, error.line) == ("lessons/course.yaml", 0)
-    assert error.message.startswith("right answers are lopsided across the book's 25 checks: the "
-                                    "right option is in position 1 in none of 25 checks (8.3 by chance)")
+    assert error.message == ("right answers are lopsided across the book's 25 checks: "
+        "the right option is in position 1 in none of 25 checks (8.3 by chance)")
     rows = [line.split() for line in error.detail.splitlines()]
     assert rows[0] == ["checks", "right", "by", "chance"]
     assert rows[1:4] == [["position", "1", "25", "0", "8.3"], ["position", "2", "25", "13", "8.3"],
@@ -101,8 +101,13 @@ def test_a_position_with_far_more_than_its_share_stops_the_build(book):
     add_checks(book, [2] * 20 + [1, 3, 1, 3])
     with pytest.raises(BuildError) as caught:
         rules.check_book(parsed(book), "lessons/course.yaml")
-    assert ("the right option is in position 2 far more often than chance (21 of 25 checks, "
-            "8.3 by chance)") in caught.value.message
+    assert str(caught.value) == ("lessons/course.yaml: right answers are lopsided across the book's 25 checks: "
+        "the right option is in position 2 far more often than chance (21 of 25 checks, 8.3 by chance)\n"
+        "                      checks  right  by chance\n"
+        "  position 1              25      2        8.3\n"
+        "  position 2              25     21        8.3\n"
+        "  position 3              25      2        8.3\n"
+        "  the longest option      25      2        8.3")
 
 
 def test_a_position_never_right_in_a_few_checks_is_chance(book):
@@ -114,8 +119,13 @@ def test_the_right_option_being_the_longest_far_too_often_stops_the_build(book):
     add_checks(book, [1, 2, 3] * 8, right_longest=True)
     with pytest.raises(BuildError) as caught:
         rules.check_book(parsed(book), "lessons/course.yaml")
-    assert caught.value.message.endswith(
-        "the right option is the longest option far more often than chance (24 of 25 checks, 8.3 by chance)")
+    assert str(caught.value) == ("lessons/course.yaml: right answers are lopsided across the book's 25 checks: "
+        "the right option is the longest option far more often than chance (24 of 25 checks, 8.3 by chance)\n"
+        "                      checks  right  by chance\n"
+        "  position 1              25      8        8.3\n"
+        "  position 2              25      9        8.3\n"
+        "  position 3              25      8        8.3\n"
+        "  the longest option      25     24        8.3")
     assert "position" not in caught.value.message
 
 
@@ -137,5 +147,10 @@ def test_a_position_seldom_right_stops_the_build(book):
     add_checks(book, [1] + [2, 3] * 20)
     with pytest.raises(BuildError) as caught:
         rules.check_book(parsed(book), "lessons/course.yaml")
-    assert ("the right option is in position 1 far less often than chance (1 of 42 checks, "
-            "14.0 by chance)") in caught.value.message
+    assert str(caught.value) == ("lessons/course.yaml: right answers are lopsided across the book's 42 checks: "
+        "the right option is in position 1 far less often than chance (1 of 42 checks, 14.0 by chance)\n"
+        "                      checks  right  by chance\n"
+        "  position 1              42      1       14.0\n"
+        "  position 2              42     21       14.0\n"
+        "  position 3              42     20       14.0\n"
+        "  the longest option      42     20       14.0")

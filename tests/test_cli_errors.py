@@ -51,6 +51,15 @@ def test_run_with_a_file_that_does_not_exist(capsys, tmp_path):
         (1, "", f"build.py run: {missing}: no such file\n")
 
 
+def test_run_with_a_folder_or_a_file_that_is_not_utf8(capsys, tmp_path):
+    assert said(capsys, ["--root", str(FIXTURE), "run", "--lesson", "1", str(tmp_path)]) == \
+        (1, "", f"build.py run: {tmp_path} is a folder; give the file to run\n")
+    latin = tmp_path / "latin.py"
+    latin.write_bytes("print('café')\n".encode("latin-1"))
+    assert said(capsys, ["--root", str(FIXTURE), "run", "--lesson", "1", str(latin)]) == \
+        (1, "", f"build.py run: {latin}: not UTF-8 text (byte 0xe9 at offset 10); save it as UTF-8\n")
+
+
 def test_stages_with_a_point_the_course_does_not_have(capsys):
     points = ", ".join(stages.load().points)
     assert stages.main(["starting", "99.1"]) == 2
@@ -59,29 +68,31 @@ def test_stages_with_a_point_the_course_does_not_have(capsys):
     assert capsys.readouterr() == ("", f"stages.py: 11 is not a stage point; the points are {points}\n")
 
 
-def load_error(book: Path, text: str) -> str:
+def load_error(book: Path, text: str, capsys) -> str:
+    """The sentence the course loader stops with, checked to be all `build.py` prints for it."""
     (book / "lessons" / "course.yaml").write_text(text)
     with pytest.raises(BuildError) as caught:
         course_stage.load(Project.at(book))
+    assert said(capsys, ["--root", str(book), "wrong", "--lesson", "1"]) == (1, "", f"{caught.value}\n")
     return str(caught.value)
 
 
-def test_an_empty_course_file(book):
-    assert load_error(book, "") == ("lessons/course.yaml: the course file holds no mapping: it needs "
+def test_an_empty_course_file(book, capsys):
+    assert load_error(book, "", capsys) == ("lessons/course.yaml: the course file holds no mapping: it needs "
                                     "tau: (repo and commit) and pages: (a list, one entry a page)")
 
 
-def test_a_page_entry_that_is_not_a_mapping(book):
+def test_a_page_entry_that_is_not_a_mapping(book, capsys):
     text = (book / "lessons" / "course.yaml").read_text().replace("pages:\n", "pages:\n  - 11\n", 1)
     line = text.splitlines().index("  - 11") + 1
-    assert load_error(book, text) == (f"lessons/course.yaml:{line}: page entry 1 is 11, not a mapping: "
+    assert load_error(book, text, capsys) == (f"lessons/course.yaml:{line}: page entry 1 is 11, not a mapping: "
                                       "a page is id:, kind:, title: and folder:")
 
 
-def test_pages_that_are_not_a_list(book):
+def test_pages_that_are_not_a_list(book, capsys):
     text = (book / "lessons" / "course.yaml").read_text()
     text = text[:text.index("pages:")] + "pages: 11\n"
-    assert load_error(book, text) == "lessons/course.yaml:3: pages: is a list, one entry a page"
+    assert load_error(book, text, capsys) == "lessons/course.yaml:3: pages: is a list, one entry a page"
 
 
 def test_a_lock_left_with_a_merge_conflict(book):
@@ -139,6 +150,29 @@ def test_wrong_for_a_page_without_labs_names_its_entry(capsys):
         (1, "", f"lessons/course.yaml:{line}: lesson 0 has no labs\n")
 
 
+def test_mutants_for_a_page_without_labs_or_that_lab_names_its_entry(capsys):
+    lines = (FIXTURE / "lessons" / "course.yaml").read_text().splitlines()
+    welcome, hello = (lines.index(f'  - id: "{id}"') + 1 for id in ("00", "01"))
+    assert said(capsys, ["--root", str(FIXTURE), "mutants", "--lesson", "0"]) == \
+        (1, "", f"lessons/course.yaml:{welcome}: page 0 has no labs\n")
+    assert said(capsys, ["--root", str(FIXTURE), "mutants", "--lesson", "1", "--lab", "9"]) == \
+        (1, "", f"lessons/course.yaml:{hello}: page 1 has no lab 9 (it has 1 to 2)\n")
+
+
+@pytest.mark.parametrize("given, sentence", [
+    ("0", "--jobs=0: a number of worker processes, 1 or more"),
+    ("-1", "--jobs=-1: a number of worker processes, 1 or more"),
+    ("two", "--jobs=two: not a whole number of worker processes")])
+def test_mutants_jobs_is_a_number_of_workers(capsys, given, sentence):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["--root", str(FIXTURE), "mutants", "--lesson", "1", "--jobs", given])
+    assert caught.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    assert err.startswith("usage: build.py mutants ")
+    assert err.endswith(f"\nbuild.py mutants: error: argument --jobs: {sentence}\n"), err
+
+
 @pytest.mark.parametrize("given, sentence", [
     ("-1", "--timeout=-1: a number of seconds above 0 and at most 600"),
     ("nan", "--timeout=nan: a number of seconds above 0 and at most 600"),
@@ -150,7 +184,8 @@ def test_run_timeout_is_read_as_a_cells_timeout_is(capsys, tmp_path, given, sent
     with pytest.raises(SystemExit) as caught:
         cli.main(["--root", str(FIXTURE), "run", "--lesson", "1", "--timeout", given, str(cell)])
     assert caught.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1] == f"build.py run: error: argument --timeout: {sentence}"
+    assert capsys.readouterr() == ("", cli.run_parser().format_usage() +
+                                   f"build.py run: error: argument --timeout: {sentence}\n")
 
 
 def test_run_timeout_defaults_to_the_cells_default():

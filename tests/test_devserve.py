@@ -77,7 +77,10 @@ def test_a_page_that_no_longer_builds_shows_its_error_and_the_old_page_stays(ser
     path.write_text(path.read_text().replace("::: aside Why a full stop", "::: quiz Why a full stop"))
     assert not builder.once(log=lambda line: None)
     state = json.loads(get(url + "__dev/state")[1])
-    assert state["error"].startswith(f"{PAGE}:") and "unknown directive '::: quiz'" in state["error"]
+    from builder import directives
+    line = path.read_text().splitlines().index("::: quiz Why a full stop") + 1
+    assert state["error"] == (f"{PAGE}:{line}: unknown directive '::: quiz' "
+                              f"(known: {', '.join(sorted(directives.REGISTRY))})")
     assert get(url + "lesson-01.html")[0] == 200
     path.write_text(path.read_text().replace("::: quiz Why", "::: aside Why"))
     assert builder.once(log=lambda line: None)

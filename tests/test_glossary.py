@@ -67,9 +67,10 @@ def test_a_term_used_before_its_page_stops_the_build_at_its_file_and_line(book):
     add(book, WELCOME, "\nEvery lesson opens with a\nsalutation of its own.\n")
     error = refused(book)
     assert (error.path, error.line) == (WELCOME, line_of(book, WELCOME, "salutation of its own"))
-    assert "'salutation' is used before the page that introduces it, Lesson 01 · Say hello" in error.message
-    assert f"({LESSON}:{line_of(book, LESSON, '{term}')})" in error.message
-    assert "{ahead}`salutation`" in error.message
+    assert str(error) == (f"{WELCOME}:{line_of(book, WELCOME, 'salutation of its own')}: 'salutation' is used "
+                          f"before the page that introduces it, Lesson 01 · Say hello "
+                          f"({LESSON}:{line_of(book, LESSON, '{term}')}): reword it, or mark a deliberate "
+                          "forward reference {ahead}`salutation`")
 
 
 def test_every_early_use_is_named_with_its_line(book):
@@ -77,9 +78,13 @@ def test_every_early_use_is_named_with_its_line(book):
     add(book, WELCOME, "\n## Salutations ahead\n\nTwo salutations here.\n\n- and a Salutation in a list\n")
     error = refused(book)
     said = str(error)
-    for needle in ("## Salutations ahead", "Two salutations", "a Salutation in a list"):
-        assert f"{WELCOME}:{line_of(book, WELCOME, needle)}: " in said, needle
-    assert "3 glossary problems in all" in said
+    introduced = f"{LESSON}:{line_of(book, LESSON, '{term}')}"
+    assert said == "\n".join(
+        f"{WELCOME}:{line_of(book, WELCOME, needle)}: '{word}' is used before the page that introduces "
+        f"it, Lesson 01 · Say hello ({introduced}): reword it, or mark a deliberate forward reference "
+        f"{{ahead}}`{word}`"
+        for needle, word in (("## Salutations ahead", "Salutations"), ("Two salutations", "salutations"),
+                             ("a Salutation in a list", "Salutation"))) + "\n3 glossary problems in all"
 
 
 def test_an_ahead_use_code_and_link_text_pass(book):
@@ -96,7 +101,9 @@ def test_an_ahead_on_a_term_already_introduced_is_refused(book):
     add(book, WELCOME, INTRODUCE)
     add(book, LESSON, "\nThe {ahead}`salutation` again.\n")
     error = refused(book)
-    assert error.path == LESSON and "not after this page: drop the mark" in error.message
+    assert str(error) == (f"{LESSON}:{line_of(book, LESSON, '{ahead}')}: {{ahead}}`salutation` marks a "
+                          f"forward reference, but 'salutation' is introduced by Welcome "
+                          f"({WELCOME}:{line_of(book, WELCOME, '{term}')}), not after this page: drop the mark")
 
 
 def test_a_definition_without_its_term_is_refused(book):
@@ -111,18 +118,20 @@ def test_a_term_without_its_definition_is_refused(book):
     add(book, LESSON, "\nA {term}`farewell` ends it.\n")
     error = refused(book)
     assert (error.path, error.line) == (LESSON, line_of(book, LESSON, "{term}`farewell`"))
-    assert "has no line in this page's '::: terms' box: add '- farewell: <its one-line definition>'" in error.message
+    assert error.message == ("{term}`farewell` has no line in this page's '::: terms' box: add "
+                             "'- farewell: <its one-line definition>'")
 
 
 def test_a_term_defined_twice_is_refused_with_both_places(book):
     add(book, WELCOME, INTRODUCE)
     add(book, LESSON, INTRODUCE)
     said = str(refused(book))
-    assert (f"{LESSON}:{line_of(book, LESSON, '- salutation')}: the term 'salutation' is defined "
-            f"twice: first at {WELCOME}:{line_of(book, WELCOME, '- salutation')}") in said
-    assert (f"{LESSON}:{line_of(book, LESSON, '{term}')}: {{term}}`salutation`: the term is "
-            f"introduced by Welcome ({WELCOME}:{line_of(book, WELCOME, '{term}')}); write it "
-            f"plain here") in said
+    assert said == (f"{LESSON}:{line_of(book, LESSON, '{term}')}: {{term}}`salutation`: the term is "
+                    f"introduced by Welcome ({WELCOME}:{line_of(book, WELCOME, '{term}')}); write it "
+                    f"plain here\n"
+                    f"{LESSON}:{line_of(book, LESSON, '- salutation')}: the term 'salutation' is defined "
+                    f"twice: first at {WELCOME}:{line_of(book, WELCOME, '- salutation')}\n"
+                    "2 glossary problems in all")
 
 
 def test_a_malformed_terms_line_stops_the_parse(book):
@@ -130,7 +139,9 @@ def test_a_malformed_terms_line_stops_the_parse(book):
     with pytest.raises(BuildError) as caught:
         collect(book)
     assert caught.value.line == line_of(book, LESSON, "- farewell without")
-    assert "'- term: its one-line definition'" in caught.value.message
+    assert str(caught.value) == (f"{LESSON}:{line_of(book, LESSON, '- farewell without')}: a line of "
+                                 "'::: terms' is '- term: its one-line definition' (other forms after "
+                                 "the term, with |)")
 
 
 # -- what the build draws -----------------------------------------------------------------------

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 
 import pytest
 
 
 import lab  # noqa: E402
+
+
+def exactly(sentence: str) -> str:
+    """A pattern for pytest.raises(match=) that takes the whole sentence, not a fragment of it."""
+    return "^" + re.escape(sentence) + "$"
 
 
 def _seed_transcript():
@@ -190,7 +196,7 @@ def test_workspace_basics():
         ws.write_text("", "x")
     assert ws.listdir() == ["a.py", "pkg"] and ws.listdir(".") == ["a.py", "pkg"]
     assert ws.listdir("pkg") == ["b.py"]
-    with pytest.raises(FileNotFoundError, match="No such file or directory: 'c.py'"):
+    with pytest.raises(FileNotFoundError, match=exactly("[Errno 2] No such file or directory: 'c.py'")):
         ws.read_text("c.py")
     assert not ws.exists("c.py"), "reading a missing file created it"
     assert ws.writes == []
@@ -200,7 +206,7 @@ def test_workspace_basics():
     assert ws.read_text("d.py") == "C++" and not ws.exists("c.py")
     assert ws.writes == [("write", "c.py", "C"), ("append", "c.py", "++"),
                          ("rename", "c.py", "d.py")]
-    with pytest.raises(TypeError, match="must be str, not dict"):
+    with pytest.raises(TypeError, match=exactly("data must be str, not dict")):
         ws.write_text("d.py", {"x": 1})
     assert ws.read_text("d.py") == "C++", "a refused write emptied the file"
     with pytest.raises(IsADirectoryError):
@@ -253,17 +259,17 @@ def test_fraction_and_path_filter():
     ws = lab.Workspace(faults=lab.cut(at_write=2, fraction=0.6, path="log"))
     ws.write_text("a.py", "not counted")
     ws.append_text("log", "first\n")
-    with pytest.raises(lab.PowerCut, match=r"append 2 \(log\), after 6 of 10 bytes"):
+    with pytest.raises(lab.PowerCut, match=exactly("the power went out during append 2 (log), after 6 of 10 bytes")):
         ws.append_text("log", "0123456789")
     assert ws.read_text("log") == "first\n012345"
     assert ws.cut_point == "append 2 (log), after 6 of 10 bytes"
-    with pytest.raises(lab.PowerCut, match="the power is off"):
+    with pytest.raises(lab.PowerCut, match=exactly("the power is off (append 2 (log), after 6 of 10 bytes); reboot() to use the disk again")):
         ws.write_text("b.py", "after the cut")
     assert not ws.exists("b.py")
     assert lab.cut(1, fraction=0.29).bytes_for(100) == 29
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(ValueError, match=exactly("cut() takes after_bytes or fraction, exactly one of them")):
         lab.cut(1)
-    with pytest.raises(ValueError, match="only 3 bytes"):
+    with pytest.raises(ValueError, match=exactly("cut(at_write=1, after_bytes=4): that write is only 3 bytes long")):
         lab.Workspace(faults=lab.cut(1, after_bytes=4)).write_text("f", "abc")
 
 
@@ -354,7 +360,7 @@ def test_scripted_steps_of_every_kind():
     assert info.value is boom
     with pytest.raises(TimeoutError):
         model.complete("sys", msgs, tools)
-    with pytest.raises(lab.PowerCut, match="model call 7"):
+    with pytest.raises(lab.PowerCut, match=exactly("the power went out during model call 7")):
         model.complete("sys", msgs, tools)
     for _ in range(3):
         assert model.complete("sys", msgs, tools)["content"] == [lab.text("again")]
@@ -402,14 +408,19 @@ def test_running_out_says_which_call():
     model.complete("s", [lab.user("x")], [])
     model.complete("s", [lab.user("x")], [])
     assert model.remaining == 0
-    with pytest.raises(lab.ScriptExhausted, match="model call 3 has no step: the script has 2 steps"):
+    with pytest.raises(lab.ScriptExhausted, match=exactly(
+            "ScriptedModel: model call 3 has no step: the script has 2 steps, all used. Add steps, or end "
+            "the script with lab.forever(...).")):
         model.complete("s", [lab.user("x")], [])
-    with pytest.raises(lab.ScriptExhausted, match="model call 1 .* 0 steps"):
+    with pytest.raises(lab.ScriptExhausted, match=exactly(
+            "ScriptedModel: model call 1 has no step: the script has 0 steps, so none to use. Add steps, "
+            "or end the script with lab.forever(...).")):
         lab.ScriptedModel([]).complete("s", [lab.user("x")], [])
 
 
 def test_forever_must_be_last_and_power_cut_records_the_call():
-    with pytest.raises(ValueError, match="put it last"):
+    with pytest.raises(ValueError, match=exactly(
+            "ScriptedModel: step 1 of 2 is forever(...), so the steps after it could never be reached; put it last")):
         lab.ScriptedModel([lab.forever("x"), "y"])
     model = lab.ScriptedModel([lab.power_cut()])
     with pytest.raises(lab.PowerCut):
@@ -738,7 +749,7 @@ def test_capped_stops_a_runaway_and_streams_only_if_its_model_does():
     assert not hasattr(whole, "stream")       # lesson 14's loop would take it for a stream
     whole.complete("", [lab.user("a")], [])
     whole.complete("", [lab.user("b")], [])
-    with pytest.raises(lab.TooManyCalls, match="more than 2 times"):
+    with pytest.raises(lab.TooManyCalls, match=exactly("the model was called more than 2 times")):
         whole.complete("", [lab.user("c")], [])
     streaming = lab.capped(lab.StreamingModel([lab.forever("again")]), cap=1)
     assert [e["type"] for e in streaming.stream("", [lab.user("a")], [])][-1] == "end"
@@ -790,9 +801,13 @@ def test_a_request_in_the_wrong_shape_is_refused_in_a_sentence(args, said):
 
 def test_a_streamed_or_windowed_request_is_checked_the_same_way():
     for model in (lab.StreamingModel(["fine"]), lab.WindowedModel(["fine"], window=1000)):
-        with pytest.raises(TypeError, match=r"the system prompt \(the first argument\) must be"):
+        with pytest.raises(TypeError, match=exactly(
+                f"{type(model).__name__}: model call 1: the system prompt (the first argument) must be a "
+                "string, as in complete(system, messages, tools); it got list [{'role': 'user', 'content': 'hi'}]")):
             model.complete([lab.user("hi")], "sys", [])
-    with pytest.raises(TypeError, match=r"^StreamingModel: model call 1: messages"):
+    with pytest.raises(TypeError, match=exactly(
+            "StreamingModel: model call 1: messages (the second argument) must be a list of message dicts, "
+            "as in complete(system, messages, tools); it got NoneType None")):
         next(lab.StreamingModel(["fine"]).stream("sys", None, []))
 
 
@@ -927,9 +942,9 @@ def test_timeline_a_call_that_never_answered():
 
 
 def test_timeline_says_what_is_wrong():
-    with pytest.raises(ValueError, match="width=10 must be a whole number of characters, 20 or more"):
+    with pytest.raises(ValueError, match=exactly("timeline: width=10 must be a whole number of characters, 20 or more")):
         lab.timeline([], [], width=10)
-    with pytest.raises(TypeError, match=r"calls\[0\] is not a model call"):
+    with pytest.raises(TypeError, match=exactly("timeline: calls[0] is not a model call (a Request, from model.calls) but dict")):
         lab.timeline([], [lab.user("hi")])
     empty = lab.ScriptedModel(["Hm?"])
     empty.complete("s", [], [])

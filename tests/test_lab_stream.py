@@ -4,10 +4,16 @@ Lesson 14's outputs and lab tests are only as true as these."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 import lab
+
+
+def exactly(sentence: str) -> str:
+    """A pattern for pytest.raises(match=) that takes the whole sentence, not a fragment of it."""
+    return "^" + re.escape(sentence) + "$"
 
 CALL = lab.call("read", {"path": "config.py", "note": "caf\u00e9"}, id="c1")
 
@@ -64,7 +70,7 @@ def test_faults_break_a_stream_the_ways_a_network_and_a_provider_do():
                                 lab.error_event(ok, after=3)])
     stream = model.stream("S", [], [])
     got = [next(stream), next(stream)]
-    with pytest.raises(ConnectionError, match="connection reset by peer"):
+    with pytest.raises(ConnectionError, match=exactly("connection reset by peer")):
         next(stream)
     assert [e["text"] for e in got] == ["one ", "two "]
     assert _events(model) == lab.pieces(ok)[:-1]
@@ -101,13 +107,15 @@ def test_check_refuses_an_invalid_transcript_and_uses_no_step():
 
 def test_a_short_script_says_so():
     model = lab.StreamingModel([])
-    with pytest.raises(lab.ScriptExhausted, match="model call 1 has no step"):
+    with pytest.raises(lab.ScriptExhausted, match=exactly(
+            "StreamingModel: model call 1 has no step: the script has 0 steps, so none to use. Add steps, "
+            "or end the script with lab.forever(...).")):
         _events(model)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
 def test_fault_counts_are_whole_numbers(bad):
-    with pytest.raises(ValueError, match="after="):
+    with pytest.raises(ValueError, match=exactly(f"lab.drop: after={bad!r} must be a whole number of pieces, 0 or more")):
         lab.drop("Hi", bad)
 
 
@@ -125,7 +133,7 @@ def test_chunks_cut_at_offsets_inside_characters_too():
     assert lab.chunks(data, [0, 5, 2, 2]) == [b"ca", b"f\xc3\xa9"]
     assert lab.chunks(data, "every byte") == [bytes([b]) for b in data]
     assert b"".join(lab.chunks(data, [1, 3])) == data
-    with pytest.raises(ValueError, match="outside"):
+    with pytest.raises(ValueError, match=exactly("lab.chunks: offset 9 is outside 0..5")):
         lab.chunks(data, [9])
     with pytest.raises(ValueError):
         lab.chunks(data, "every line")
@@ -138,5 +146,5 @@ def test_pace_waits_before_each_event_and_changes_nothing_sent():
     events = _events(paced)
     assert time.perf_counter() - start >= 0.02 * len(events)
     assert events == _events(lab.StreamingModel(["one two three"]))
-    with pytest.raises(ValueError, match="pace="):
+    with pytest.raises(ValueError, match=exactly("StreamingModel: pace=5 must be seconds, from 0 to 1")):
         lab.StreamingModel([], pace=5)

@@ -3,9 +3,16 @@ only by what it is sent. Lesson 12's outputs and lab tests are only as true as t
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import lab
+
+
+def exactly(sentence: str) -> str:
+    """A pattern for pytest.raises(match=) that takes the whole sentence, not a fragment of it."""
+    return "^" + re.escape(sentence) + "$"
 
 
 def _request(messages, tools=()):
@@ -32,7 +39,7 @@ def test_request_tokens_is_the_count_a_reply_reports():
 
 
 def test_window_must_be_a_whole_number():
-    with pytest.raises(ValueError, match="window"):
+    with pytest.raises(ValueError, match=exactly("WindowedModel: window=0 must be a whole number of tokens, 1 or more")):
         lab.WindowedModel([], window=0)
 
 

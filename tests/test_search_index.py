@@ -74,5 +74,23 @@ def test_the_index_is_kept_by_what_it_is_made_from(tmp_path, monkeypatch):
     monkeypatch.setattr(search.shutil, "which", lambda name: None)   # Node is gone
     assert search.build(tmp_path / "b", docs, cache=cache).read_text() == first
     changed = [dict(doc, text=doc["text"] + " more") for doc in docs]
-    with pytest.raises(search.SearchError, match="node is not on PATH"):
+    with pytest.raises(search.SearchError) as caught:
         search.build(tmp_path / "c", changed, cache=cache)
+    assert str(caught.value) == "node is not on PATH: the search index is made with Node"
+
+
+def test_the_glossarys_homes_are_written_beside_the_index(tmp_path):
+    """Every form of a term -> the page and section that introduce it: the page's search ranks
+    those first (site/js/search.js; tests/browser/test_search_ranking.py)."""
+    import json
+    from types import SimpleNamespace
+    page = SimpleNamespace(path="lesson-11.html")
+    glossary = SimpleNamespace(
+        terms={"torn-line": SimpleNamespace(page=page, section="Every moment of the plug")},
+        by_form={"torn line": "torn-line", "torn lines": "torn-line"})
+    homes = search.term_homes(glossary)
+    home = {"page": "lesson-11.html", "section": "Every moment of the plug"}
+    assert homes == {"torn line": home, "torn lines": home}
+    docs = search.documents([("lesson-11.html", "Lesson 11", PAGE)])
+    written = json.loads(search.build(tmp_path / "site", docs, cache=tmp_path / "cache", terms=homes).read_text())
+    assert written["terms"] == homes and set(written) == {"options", "index", "terms"}

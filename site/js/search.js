@@ -9,6 +9,7 @@ import { queryWords, withWords } from "./search-words.js";
 const INDEX = new URL("../../search/index.json", import.meta.url);
 const LIBRARY = new URL("./minisearch.bundle.js", import.meta.url);
 const LIMIT = 8;
+const HOME_PLACES = 3; // places of the page that introduces the words, shown before the rest
 const WAIT_MS = 60; // between the last key and the search: typing fast searches once
 const KINDS = { page: "Page", section: "Section", check: "Check", cell: "Code cell", lab: "Lab", prompt: "Write it yourself" };
 
@@ -22,9 +23,23 @@ export function load() {
       if (!response.ok) throw new Error(`search/index.json: HTTP ${response.status}`);
       return response.json();
     }),
-  ]).then(([{ default: MiniSearch }, { options, index }]) => MiniSearch.loadJS(index, withWords(options)));
+  ]).then(([{ default: MiniSearch }, { options, index, terms }]) => {
+    const search = MiniSearch.loadJS(index, withWords(options));
+    search.bookTerms = termHomes(terms);
+    return search;
+  });
   engine.catch(() => { engine = null; }); // a failed load is tried again at the next search
   return engine;
+}
+
+/** The glossary's forms (index.json's "terms") keyed by their words as a query cuts them, lower
+ * case: "append-only log" is found by "Append-only log" and by "append only log". */
+function termHomes(terms) {
+  const homes = new Map();
+  for (const [form, home] of Object.entries(terms ?? {})) {
+    homes.set(queryWords(form).join(" ").toLowerCase(), home);
+  }
+  return homes;
 }
 
 /** The best results for `text`, from the strictest reading of it that finds anything: every word
@@ -36,7 +51,7 @@ export function query(search, text) {
   for (const options of [{ ...exact, combineWith: "AND" }, { ...loose, combineWith: "AND" },
                          { ...loose, combineWith: "OR" }]) {
     const found = search.search(text, options);
-    if (found.length) return byOwnWords(found, text).slice(0, LIMIT);
+    if (found.length) return byOwnWords(found, text, search.bookTerms).slice(0, LIMIT);
   }
   return [];
 }
@@ -44,12 +59,15 @@ export function query(search, text) {
 /** `found` with the places that say the words themselves first: the whole phrase, then every
  * word; MiniSearch's order within each. Words searched together are a phrase: when some places
  * say the phrase ("torn write", "torn-write", "torn writes"), only those are shown. Within each
- * rank, the page that introduces the words comes first, before pages that only use them: the
- * earliest page in reading order whose places score, in all, at least half the best page's (a
- * page that mentions a term once in passing, before the lesson about it, is not its home). */
-function byOwnWords(found, text) {
+ * rank, the page that introduces the words comes first (its first HOME_PLACES places), before
+ * pages that only use them: for a glossary term, the page (and first its section) that
+ * introduces it; else the earliest page in reading order whose places score, in all, at least
+ * half the best page's (a page that mentions a term once in passing, before the lesson about it,
+ * is not its home). */
+function byOwnWords(found, text, terms = new Map()) {
   const words = queryWords(text).map((word) => word.toLowerCase());
   const phrase = words.join(" ");
+  const term = terms.get(phrase);
   const rank = (result) => {
     // a place's own words: its title (a glossary entry's is the term) and its text
     const own = queryWords(`${result.title || ""} ${result.text || ""}`).join(" ").toLowerCase();
@@ -67,12 +85,22 @@ function byOwnWords(found, text) {
     if (r < 2) weight.set(page, (weight.get(page) ?? 0) + (result.score ?? 0));
   }
   const best = Math.max(0, ...weight.values());
-  let home = null;
-  for (const [page, total] of weight) {
+  let home = term && order.has(term.page) ? term.page : null;
+  const taught = home !== null;
+  for (const [page, total] of taught ? [] : weight) {
     if (total >= best / 2 && (home === null || order.get(page) < order.get(home))) home = page;
   }
-  const first = (entry) => (pageOf(entry.result) === home ? 0 : 1);
-  return ranked.sort((a, b) => a.rank - b.rank || first(a) - first(b) || a.at - b.at)
+  const first = ({ result }) => {       // for a term: its section, then the places in it, then its page
+    if (pageOf(result) !== home) return 3;
+    if (!taught || !term.section || result.section !== term.section) return 2;
+    return result.kind === "section" ? 0 : 1;
+  };
+  // The home's first few places lead; the rest keep MiniSearch's order, so the pages that use
+  // the words after it (lesson 12 for "token") are still on the list.
+  const byHome = (a, b) => a.rank - b.rank || first(a) - first(b) || a.at - b.at;
+  const leading = new Set(ranked.filter((entry) => first(entry) < 3).sort(byHome).slice(0, HOME_PLACES));
+  const lead = (entry) => (leading.has(entry) ? 0 : 1);
+  return ranked.sort((a, b) => a.rank - b.rank || lead(a) - lead(b) || (lead(a) ? a.at - b.at : byHome(a, b)))
     .map(({ result }) => result);
 }
 
