@@ -34,7 +34,10 @@ def _counting_tool(name, answer, runs):
 
 
 def _ids(calls):
-    """The ids of what tool_calls gave, readable even when it gave something odd."""
+    """The ids of what tool_calls gave, readable even when it gave something odd. A tuple is read
+    like a list here: test_returns_a_list is the one test that asks for the list the spec names."""
+    if isinstance(calls, tuple):
+        calls = list(calls)
     if not isinstance(calls, list):
         return f"a {type(calls).__name__}, not a list"
     return [call.get("id") if isinstance(call, dict) else call for call in calls]
@@ -64,7 +67,9 @@ class _Reader(unittest.TestCase):
         return self.call("text_of", message)
 
     def tool_calls(self, message):
-        return self.call("tool_calls", message)
+        """What tool_calls gave, a tuple read as a list (test_returns_a_list judges the type)."""
+        calls = self.call("tool_calls", message)
+        return list(calls) if isinstance(calls, tuple) else calls
 
     def same_text(self, got, expected, why):
         if got != expected:
@@ -104,12 +109,20 @@ class Lab1(_Reader):
             self.fail(f"tool_calls should give the call blocks c1 and c2, in the order asked; "
                       f"it gave {_gave(_ids(calls))}")
         if not (calls[0] is message["content"][1] and calls[1] is message["content"][2]):
-            self.fail("tool_calls gave equal dicts, not the blocks of content themselves: give "
-                      "the blocks, not copies or rebuilt dicts")
+            self.fail("tool_calls gave dicts with the ids c1 and c2 that are not the blocks in "
+                      "content themselves: give the blocks, not copies or rebuilt dicts")
         talk = self.tool_calls(lab.say("Done."))
         if talk != []:
             self.fail(f"a reply that only talks asks for nothing: tool_calls should be [], "
                       f"not {talk!r}")
+
+    def test_returns_a_list(self):
+        """tool_calls returns a list, the type the spec names: a tuple holds the same calls, but it is not what the spec asks for."""
+        message, _, _ = _mixed()
+        calls = self.call("tool_calls", message)
+        if not isinstance(calls, list):
+            self.fail(f"tool_calls gave a {type(calls).__name__}; the spec says it returns a "
+                      "list: build it with [...] or list(...)")
 
     def test_plain_dict_message(self):
         """A reply typed by hand as a plain dict, with only role, content and stop_reason, works with both: nothing reads a key that the message does not have."""
@@ -149,8 +162,10 @@ class Lab1(_Reader):
         message["content"][0]["text"] = "Looking again. "
         now = _ids(self.tool_calls(message))
         if now != ["c1", "c2", "c3"]:
-            self.fail(f"after c3 was added to content, tool_calls gave {_gave(now)}: read content "
-                      f"afresh on every call, do not keep the answer from the last one")
+            self.fail(f"after c3 was added to content, tool_calls gave {_gave(now)}" + (
+                ", the answer from before: read content afresh on every call, and keep no "
+                "answer from the last one" if now == first else
+                ", not c1, c2 and c3: give every toolCall block in content, in order"))
         self.same_text(self.text_of(message), "Looking again. Then I will say.",
                        "the first text block was edited; read content afresh on every call")
 
@@ -170,9 +185,11 @@ class Lab1(_Reader):
         message["content"][2] = lab.call("bash", {"command": "ls"}, id="c9")
         now = _ids(self.tool_calls(message))
         if now != ["c1", "c9"]:
-            self.fail(f"after c2 was replaced by c9, tool_calls gave {_gave(now)}: the message "
-                      "and its number of blocks are the same, but its content is not. Read "
-                      "content on every call; keep no answer, under any key")
+            self.fail(f"after c2 was replaced by c9, tool_calls gave {_gave(now)}" + (
+                ", the answer from before: the message and its number of blocks are the same, "
+                "but its content is not. Read content on every call; keep no answer, under any "
+                "key" if now == first else ", not c1 and c9: give every toolCall block in "
+                "content, in order"))
 
     def test_order_is_the_models(self):
         """tool_calls keeps the order the model wrote its calls in, whatever their ids: calls z9 then a1 come back z9 then a1."""
@@ -180,8 +197,10 @@ class Lab1(_Reader):
                             lab.call("read", {"path": "a.py"}, id="a1"))
         got = _ids(self.tool_calls(message))
         if got != ["z9", "a1"]:
-            self.fail(f"the model asked for z9, then a1; tool_calls gave {_gave(got)}. Keep the "
-                      "blocks in the order they sit in content: do not sort them")
+            self.fail(f"the model asked for z9, then a1; tool_calls gave {_gave(got)}. " + (
+                "Keep the blocks in the order they sit in content: do not sort them"
+                if got == ["a1", "z9"] else
+                "Give every toolCall block in content, in the order they sit there"))
 
     def test_call_without_arguments(self):
         """A call whose arguments are empty, clock({}), is still a call: tool_calls gives it."""
@@ -203,8 +222,12 @@ class Lab1(_Reader):
             self.fail(f"the message gained {added}: storing the calls or the text in it makes a "
                       f"second copy that can go stale")
         if message != before:
-            self.fail(f"the message changed: it had {len(before['content'])} blocks and now has "
-                      f"{len(message.get('content', []))}; read it, do not change it")
+            had, has = len(before["content"]), len(message.get("content", []))
+            what = (f"it had {had} blocks and now has {has}" if had != has else
+                    f"its blocks are the same in number, {has}, but not the same dicts"
+                    if message.get("content") != before["content"] else
+                    "a key of it has a new value")
+            self.fail(f"the message changed: {what}; read it, do not change it")
 
 
     def test_other_block_types(self):
@@ -223,8 +246,9 @@ class Lab1(_Reader):
                       "block that is not text")
 
     def test_type_decides(self):
-        """A block of a type this harness does not know, carrying a "name" and a "text" of its own, is neither words nor a call: text_of and tool_calls go by each block's "type", not by the keys it holds."""
+        """A block of a type this harness does not know, carrying an "id", a "name", "arguments", "input" and a "text" of its own, is neither words nor a call: text_of and tool_calls go by each block's "type", not by the keys it holds."""
         odd = {"type": "serverToolUse", "id": "s1", "name": "web_search",
+               "arguments": {"query": "PORT"}, "input": {"query": "PORT"},
                "text": "searched three pages"}
         message = lab.reply(lab.text("Found it."), lab.call("read", {"path": "a.py"}, id="c1"))
         message["content"].insert(1, odd)
@@ -234,8 +258,9 @@ class Lab1(_Reader):
         got = _ids(self.tool_calls(message))
         if got != ["c1"]:
             self.fail(f"the reply holds one call, c1, and a block of type \"serverToolUse\" "
-                      f"that has a \"name\"; tool_calls gave {_gave(got)}. A call is a block "
-                      "whose type is \"toolCall\", not any block with a name")
+                      f"that has a \"name\", \"arguments\" and \"input\"; tool_calls gave "
+                      f"{_gave(got)}. A call is a block whose type is \"toolCall\", whatever "
+                      "keys another block holds")
 
     def test_stale_copy_ignored(self):
         """A reply that carries an old copy of its calls under a "tool_calls" key, c1 alone, while its content holds c1 and c2: tool_calls gives c1 and c2, read from content, the one record."""
@@ -244,21 +269,46 @@ class Lab1(_Reader):
         got = _ids(self.tool_calls(message))
         if got != ["c1", "c2"]:
             self.fail(f"the content holds c1 and c2, and a stored copy says only c1; tool_calls "
-                      f"gave {_gave(got)}. Read the calls from content every time: a copy kept "
-                      "beside it is a second record, and this one is stale")
+                      f"gave {_gave(got)}. " + (
+                          "Read the calls from content every time: a copy kept beside it is a "
+                          "second record, and this one is stale" if got == ["c1"] else
+                          "Give every toolCall block in content, in order"))
 
     def test_same_id_twice(self):
         """Two call blocks that share the id d1 are still two blocks: tool_calls gives both, in order; it reports what the model wrote and tidies nothing."""
         message = lab.reply(lab.call("read", {"path": "a.py"}, id="d1"),
                             lab.call("read", {"path": "b.py"}, id="d1"))
         calls = self.tool_calls(message)
-        if not isinstance(calls, list) or len(calls) != 2:
+        if not isinstance(calls, list):
+            self.fail(f"the reply holds two call blocks, both with the id d1; tool_calls gave "
+                      f"{_gave(_ids(calls))}")
+        if len(calls) != 2:
             self.fail(f"the reply holds two call blocks, both with the id d1; tool_calls gave "
                       f"{_gave(_ids(calls))}. Give every toolCall block: a reply with a "
                       "repeated id is mended later (lesson 10), not hidden here")
         paths = [call.get("arguments", {}).get("path") for call in calls]
         if paths != ["a.py", "b.py"]:
             self.fail(f"the two calls should come back a.py then b.py; they came {paths}")
+
+    def test_odd_calls_kept(self):
+        """A toolCall block with an empty id, and one with no name, are still calls: tool_calls gives both, in order, as the model wrote them."""
+        blank_id = {"type": "toolCall", "id": "", "name": "read", "arguments": {"path": "a.py"}}
+        no_name = {"type": "toolCall", "id": "n1", "arguments": {"path": "b.py"}}
+        message = {"role": "assistant", "stop_reason": "toolUse",
+                   "content": [blank_id, lab.text("And "), no_name]}
+        calls = self.tool_calls(message)
+        if not isinstance(calls, list):
+            self.fail(f"tool_calls gave {_gave(_ids(calls))}")
+        missing = [name for name, block in (("the one with the empty id", blank_id),
+                                            ("the one with no name", no_name))
+                   if not any(call is block for call in calls)]
+        if missing:
+            self.fail(f"the reply holds two toolCall blocks, one with the id \"\" and one with "
+                      f"no \"name\"; tool_calls left out {' and '.join(missing)}. Every block "
+                      "of type \"toolCall\" is a call, however odd: give it as the model wrote it")
+        if len(calls) != 2 or calls[0] is not blank_id or calls[1] is not no_name:
+            self.fail(f"tool_calls should give those two blocks, in order, and nothing else; it "
+                      f"gave {_gave(_ids(calls))}")
 
 
 class Lab2(_Reader):
@@ -420,14 +470,16 @@ class Lab2(_Reader):
                       "answers it with a result marked is_error")
 
     def test_reads_the_tools_every_time(self):
-        """tool_specs and run_tool read the list they are given on every call: a tool appended to the list after a first call is told to the model and run by the next."""
+        """tool_specs and run_tool read the list they are given on every call: a tool appended to the list after a first call is told to the model and run by the next, and so is a tool put in place of another under the same name, the list's length unchanged."""
         runs = []
         tools = [_counting_tool("ping", "pong", runs)]
         self.call("tool_specs", tools)
         self.run_tool(tools, lab.call("ping", {}, id="c1"))
         tools.append(_counting_tool("stamp", "12:00", runs))
         specs = self.call("tool_specs", tools)
-        names = [spec.get("name") for spec in specs] if isinstance(specs, list) else specs
+        if not isinstance(specs, list) or not all(isinstance(spec, dict) for spec in specs):
+            self.fail(f"tool_specs gave {specs!r}, not a list of dicts, one for each tool")
+        names = [spec.get("name") for spec in specs]
         if names != ["ping", "stamp"]:
             self.fail(f"after stamp was appended to the list, tool_specs gave {names}; work the "
                       "specs out from the list each time, and keep no answer from the last call")
@@ -437,6 +489,23 @@ class Lab2(_Reader):
             self.fail(f"after stamp was appended to the list, a call for it should run it; what "
                       f"ran: {runs}.{raised} Look the name up in the list you are given, every "
                       "time")
+        fresh = _counting_tool("ping", "PONG", runs)
+        fresh["description"] = "The new ping tool."
+        tools[0] = fresh            # same list, same length, same name: a different tool
+        specs = self.call("tool_specs", tools)
+        told = specs[0].get("description") if isinstance(specs, list) and specs else specs
+        if told != "The new ping tool.":
+            self.fail(f"after the ping tool was replaced in the list by a new one (same name, same "
+                      f"length of list), tool_specs told the model {told!r}, not the new tool's "
+                      "description: work the specs out from the list each time, and keep no "
+                      "answer under any key")
+        result = self.run_tool(tools, lab.call("ping", {}, id="c3"))
+        got = result.get("content") if isinstance(result, dict) else result
+        if got != "PONG":
+            self.fail(f"after the ping tool was replaced in the list by a new one (same name, same "
+                      f"length of list), a call for ping was answered {got!r}, not the new "
+                      "tool's 'PONG': look the name up in the list you are given, every time, "
+                      "and keep no table from the last call")
 
     def test_ids_not_mixed(self):
         """Two calls to one tool, c1 and c2, with different arguments get two results: each carries its own call's id, and the tool ran once for each."""
