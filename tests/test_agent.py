@@ -666,6 +666,42 @@ def test_resume_with_no_prompt_compacts_too(home):
     assert _messages(home)[-1]["content"] == [{"type": "text", "text": "Fixed."}]
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_resume_with_no_prompt_compacts_after_a_refusal_for_length(home, provider):
+    """--resume with no prompt, a log the estimate says fits (--window left at its default) but
+    the provider refuses as too long: the refusal is a failed reply, the session is compacted
+    once, and the same request is asked once more without the old part, and answered."""
+    big, recent = "x" * 12_000, "# a comment\n" * 350          # old part ~3000 tokens, recent ~1000
+    r0, r1 = lab.call("read", {"path": "big.txt"}, id="r0"), lab.call("read", {"path": "calc.py"}, id="r1")
+    messages = [lab.user(TASK), lab.reply(r0), lab.tool_result(r0, big), lab.say("Read it."),
+                lab.user("Now calc.py."), lab.reply(r1), lab.tool_result(r1, recent + BUGGY)]
+    log = home / "project" / ".agent" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps({"id": f"e{n}", "type": "message", "message": m}) + "\n"
+                           for n, m in enumerate(messages, 1)), encoding="utf-8")
+
+    def job(turn, request):
+        if "tools" not in request:             # the summary: asked for with no tools on offer
+            return lab.say("The user asked for a fix; big.txt was read.")
+        return lab.say("Fixed.")
+    with WireServer(job) as server:
+        server.limit(17_000)                   # the whole session is over it; the summary is not
+        done = _run(home, provider, server, "--resume")
+    assert done.returncode == 0, done.stdout + done.stderr
+    sizes = [len(json.dumps(body)) for _, _, body in server.requests]
+    refused, summary, again = server.requests    # nothing before the refusal, nothing after
+    assert "tools" in refused[2] and big in json.dumps(refused[2]), sizes
+    assert "tools" not in summary[2] and big in json.dumps(summary[2]), sizes
+    assert "tools" in again[2] and big not in json.dumps(again[2]), "the old part was sent again"
+    assert "[compacted the session: overflow]" in done.stdout, done.stdout
+    assert [entry["type"] for entry in _log(home)].count("compaction") == 1
+    kept = _messages(home)
+    words = kept[-2].get("error_message", "").lower()              # the refusal, kept as it came
+    assert kept[-2]["stop_reason"] == "error" and ("prompt is too long" in words
+                                                   or "maximum context" in words), kept[-2]
+    assert kept[-1]["content"] == [{"type": "text", "text": "Fixed."}]
+
+
 def _refused_again(home, server, provider):
     sent = len(server.requests)
     done = _run(home, provider, server, "--resume")

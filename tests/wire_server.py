@@ -16,7 +16,9 @@ request of that turn wait until `server.release()`, and sets `server.holding` wh
 a test can kill or interrupt the client mid-task at a known place. `server.cut(turn)` ends that
 turn's stream after its first piece, once, as a dropped connection does. `server.require_key(key)`
 answers any other key with a 401 in the body the provider sends (Anthropic's does not quote the
-key; OpenAI's shows only its first and last characters). Like Anthropic's API for current models,
+key; OpenAI's shows only its first and last characters). `server.limit(chars)` refuses any request
+whose body is longer than `chars` with the 400 each provider sends when the prompt is over the
+model's context window (a stand-in for counting tokens: the body's length). Like Anthropic's API for current models,
 the server refuses a request that ends on an assistant message (a prefill), and both refuse an
 empty list of messages.
 """
@@ -34,7 +36,7 @@ class WireServer:
     def __init__(self, script):
         self.script, self.requests = script, []
         self.holding, self._released, self._hold_turn = threading.Event(), threading.Event(), None
-        self._cut_turn, self._key = None, None
+        self._cut_turn, self._key, self._limit = None, None, None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -70,6 +72,9 @@ class WireServer:
     def require_key(self, key):
         self._key = key
 
+    def limit(self, chars):
+        self._limit = chars
+
     def release(self):
         self._hold_turn = None
         self._released.set()
@@ -78,7 +83,8 @@ class WireServer:
 
     def _answer(self, handler):
         length = int(handler.headers.get("content-length", 0))
-        body = json.loads(handler.rfile.read(length))
+        raw = handler.rfile.read(length)
+        body = json.loads(raw)
         headers = {k.lower(): v for k, v in handler.headers.items()}
         self.requests.append((handler.path, headers, body))
         wire = "anthropic" if handler.path.endswith("/messages") else "openai"
@@ -90,6 +96,8 @@ class WireServer:
         problem = (_anthropic_problem if wire == "anthropic" else _openai_problem)(headers, body)
         if problem:
             return _send_json(handler, 400, _error(wire, "invalid_request_error", problem))
+        if self._limit is not None and len(raw) > self._limit:
+            return _send_json(handler, 400, _too_long(wire, len(raw), self._limit))
         turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
         if turn == self._hold_turn:
             self.holding.set()
@@ -142,6 +150,19 @@ def _error(wire, kind, message):
     if wire == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _too_long(wire, used, limit):
+    """The 400 each provider sends for a prompt over the context window (counted here in the
+    body's characters, not tokens)."""
+    if wire == "anthropic":
+        return _error(wire, "invalid_request_error",
+                      f"prompt is too long: {used} tokens > {limit} maximum")
+    return {"error": {"message": f"This model's maximum context length is {limit} tokens. However, "
+                                 f"your messages resulted in {used} tokens. Please reduce the "
+                                 "length of the messages.",
+                      "type": "invalid_request_error", "param": "messages",
+                      "code": "context_length_exceeded"}}
 
 
 def _unauthorized(wire, sent):
