@@ -405,15 +405,46 @@ class Lab1(_LabCase):
         try:
             lab.drive(run)
         except lab.ScriptExhausted:
-            self.fail("with max_turns=1 the model was called 4 times and the script ran out: "
-                      "max_turns did not reach the loop. Keep it in __init__ and pass it to "
-                      "run_agent on every run.")
+            self.fail("with max_turns=1 the model was called more than 3 times and the script "
+                      "ran out: max_turns did not reach the loop. Keep it in __init__ and pass "
+                      "it to run_agent on every run.")
         got = (_shape(h.messages), len(model.calls))
         if got != ("U A[p1] R(p1) A!", 1):
             self.fail(f"with max_turns=1 the run made {got[1]} model calls and left "
                       f"{got[0]}; expected 1 call and U A[p1] R(p1) A!. Keep max_turns in "
                       "__init__ and pass it to run_agent on every run.")
 
+    def test_max_turns_passed_as_given(self):
+        """max_turns reaches the loop as it was given: with max_turns=0 the model is never called (U A!, as in lesson 5), and with no max_turns a model that asks 12 times and then answers is called 13 times."""
+        model = lab.ScriptedModel([lab.say("Unreached.")])
+        h = self.build(model, [_ping()], max_turns=0)
+        run = self.prompt(h, "Go.", "On a new harness with max_turns=0")
+        try:
+            lab.drive(run)
+        except Exception as error:
+            self.fail(f"with max_turns=0, pulling the run raised {type(error).__name__}: "
+                      f"{error}")
+        got = (_shape(h.messages), len(model.calls))
+        if got != ("U A!", 0):
+            self.fail(f"with max_turns=0 the run made {got[1]} model call(s) and left {got[0]}; "
+                      "expected no call and U A!: 0 is a limit of no calls (lesson 5), not a "
+                      "missing value. Pass self._max_turns on exactly as it was given, with no "
+                      "default of your own in its place (no `or`).")
+        calls = [lab.reply(lab.call("ping", {}, id=f"p{n}")) for n in range(1, 13)]
+        model = lab.ScriptedModel(calls + [lab.say("Done.")])
+        h = self.build(model, [_ping()])
+        run = self.prompt(h, "Go.", "On a new harness with no max_turns")
+        try:
+            lab.drive(run)
+        except Exception as error:
+            self.fail(f"with no max_turns, pulling the run raised {type(error).__name__}: "
+                      f"{error}")
+        last = lab.show(list(h.messages)[-1:])
+        if len(model.calls) != 13 or last != 'assistant -> "Done."':
+            self.fail(f"with no max_turns the model was called {len(model.calls)} time(s) and "
+                      f"the run ended on {last}; expected 13 calls, 12 rounds of tools and then "
+                      "the answer \"Done.\". max_turns=None means no limit: pass None on as it "
+                      "is, with no default of your own in its place.")
 
 if __name__ == "__main__":
     unittest.main()
