@@ -581,16 +581,18 @@ class Lab1(unittest.TestCase):
                           f"{got}")
 
     def test_the_system_it_is_given(self):
-        """Every model call is sent the system prompt run_agent was given, whatever it holds: a run given "Be brief." sends "Be brief." on each of its calls, not SYSTEM."""
-        runs = []
-        model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
-                                   lab.say("Done.")])
-        self.run_agent(model, [], [_tool("echo", runs)], "Go.", system="Be brief.")
-        sent = [request.system for request in model.calls]
-        if sent != ["Be brief.", "Be brief."]:
-            self.fail(f"the two model calls should be sent the system prompt 'Be brief.', the one "
-                      f"the caller passed; they were sent {sent}. Use the `system` argument, not "
-                      "the module's SYSTEM")
+        """Every model call is sent the system prompt run_agent was given, as given: a run given "Be brief." sends "Be brief." on each of its calls, and a run given "" sends "", not SYSTEM."""
+        for system in ("Be brief.", ""):
+            runs = []
+            model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
+                                       lab.say("Done.")])
+            self.run_agent(model, [], [_tool("echo", runs)], "Go.", system=system)
+            sent = [request.system for request in model.calls]
+            if sent != [system, system]:
+                self.fail(f"given the system prompt {system!r}, the two model calls should each "
+                          f"be sent {system!r}; they were sent {sent}. Send the `system` argument "
+                          "as it is: not the module's SYSTEM, and not SYSTEM in place of an empty "
+                          "one (`system or SYSTEM` does that)")
 
     def test_valid_transcript(self):
         """At the end of a run with calls, lab.validate finds nothing wrong with your list: every call is answered by its result, right after it."""
