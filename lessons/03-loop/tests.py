@@ -48,6 +48,14 @@ def _shape(messages):
     return lab.shape(list(messages)) or "(nothing)"
 
 
+def _held(messages):
+    """What a list held, short enough to read in one failure line: a long list by its size and
+    its last few messages."""
+    if len(messages) > 30:
+        return f"{len(messages)} messages, ending {_shape(messages[-6:])}"
+    return _shape(messages)
+
+
 class Lab1(unittest.TestCase):
     longMessage = False
 
@@ -66,12 +74,12 @@ class Lab1(unittest.TestCase):
                 returned = ends[-1].get("messages") if ends else None
         except lab.ScriptExhausted:
             self.fail(f"run_agent called the model {len(model.calls)} times and was still going; "
-                      f"the script had no more replies. The list held {_shape(messages)}. Stop "
+                      f"the script had no more replies. The list held {_held(messages)}. Stop "
                       "when a reply asks for no tools, and send the whole list every time: a "
                       "model sent only part of it asks again for work it has done.")
         except Exception as error:  # the reader's code raised: say so in a sentence
             self.fail(f"run_agent raised {type(error).__name__}: {error}. The list held "
-                      f"{_shape(messages)} at that moment.")
+                      f"{_held(messages)} at that moment.")
         return returned
 
     def assert_shape(self, messages, want, what="your list", hint=""):
