@@ -173,10 +173,11 @@ def run_tool(tools, call):
 # Below is lesson 2's run_tool. Still one call in and exactly one result out, now on every path:
 #   - a tool that raises: the result's content is str(exception), and is_error is True
 #   - no tool of that name: content f"Tool {name} not found", is_error True
-#   - otherwise what execute returned, is_error False
-# Catch Exception, not BaseException: Ctrl-C, sys.exit() and lab.PowerCut are not the tool's
-# news, and go straight through (run_agent does not catch them either). run_tool never raises
-# Exception. Tools just raise; this is the one place that turns a failure into a result.
+#   - otherwise what execute returned, as it came (never str() of it), is_error False
+# A call runs its tool at most once: never a second time to see what happens. Catch Exception,
+# not BaseException: Ctrl-C, sys.exit() and lab.PowerCut are not the tool's news, and go
+# straight through (run_agent does not catch them either). run_tool never raises Exception.
+# Tools just raise; this is the one place that turns a failure into a result.
 #@ code
 
 

@@ -48,6 +48,14 @@ def _shape(messages):
     return lab.shape(list(messages)) or "(nothing)"
 
 
+def _held(messages):
+    """What a list held, short enough to read in one failure line: a long list by its size and
+    its last few messages."""
+    if len(messages) > 30:
+        return f"{len(messages)} messages, ending {_shape(messages[-6:])}"
+    return _shape(messages)
+
+
 class Lab1(unittest.TestCase):
     longMessage = False
 
@@ -66,12 +74,12 @@ class Lab1(unittest.TestCase):
                 returned = ends[-1].get("messages") if ends else None
         except lab.ScriptExhausted:
             self.fail(f"run_agent called the model {len(model.calls)} times and was still going; "
-                      f"the script had no more replies. The list held {_shape(messages)}. Stop "
+                      f"the script had no more replies. The list held {_held(messages)}. Stop "
                       "when a reply asks for no tools, and send the whole list every time: a "
                       "model sent only part of it asks again for work it has done.")
         except Exception as error:  # the reader's code raised: say so in a sentence
             self.fail(f"run_agent raised {type(error).__name__}: {error}. The list held "
-                      f"{_shape(messages)} at that moment.")
+                      f"{_held(messages)} at that moment.")
         return returned
 
     def assert_shape(self, messages, want, what="your list", hint=""):
@@ -581,16 +589,18 @@ class Lab1(unittest.TestCase):
                           f"{got}")
 
     def test_the_system_it_is_given(self):
-        """Every model call is sent the system prompt run_agent was given, whatever it holds: a run given "Be brief." sends "Be brief." on each of its calls, not SYSTEM."""
-        runs = []
-        model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
-                                   lab.say("Done.")])
-        self.run_agent(model, [], [_tool("echo", runs)], "Go.", system="Be brief.")
-        sent = [request.system for request in model.calls]
-        if sent != ["Be brief.", "Be brief."]:
-            self.fail(f"the two model calls should be sent the system prompt 'Be brief.', the one "
-                      f"the caller passed; they were sent {sent}. Use the `system` argument, not "
-                      "the module's SYSTEM")
+        """Every model call is sent the system prompt run_agent was given, as given: a run given "Be brief." sends "Be brief." on each of its calls, and a run given "" sends "", not SYSTEM."""
+        for system in ("Be brief.", ""):
+            runs = []
+            model = lab.ScriptedModel([lab.reply(lab.call("echo", {"n": 1}, id="c1")),
+                                       lab.say("Done.")])
+            self.run_agent(model, [], [_tool("echo", runs)], "Go.", system=system)
+            sent = [request.system for request in model.calls]
+            if sent != [system, system]:
+                self.fail(f"given the system prompt {system!r}, the two model calls should each "
+                          f"be sent {system!r}; they were sent {sent}. Send the `system` argument "
+                          "as it is: not the module's SYSTEM, and not SYSTEM in place of an empty "
+                          "one (`system or SYSTEM` does that)")
 
     def test_valid_transcript(self):
         """At the end of a run with calls, lab.validate finds nothing wrong with your list: every call is answered by its result, right after it."""

@@ -203,6 +203,35 @@ class Lab1(_LabCase):
             self.assert_result(result, when, role="toolResult", tool_call_id="c3",
                                tool_name="echo", content=output, is_error=False)
 
+    def test_each_call_runs_its_tool_once(self):
+        """Each call runs its tool exactly once, whether the tool returns or raises: a write or a bash command run twice does its work twice."""
+        for how, execute in (("returns", lambda arguments: "ok"),
+                             ("raises", _raising(OSError("disk full")))):
+            runs = []
+
+            def counted(arguments, execute=execute, runs=runs):
+                runs.append(arguments)
+                return execute(arguments)
+            when = f"When the tool {how}"
+            self.run_tool([_tool("save", counted)], lab.call("save", {}, id="c5"), when)
+            if len(runs) != 1:
+                self.fail(f"{when}, run_tool ran it {len(runs)} times for one call; expected "
+                          "exactly once. Call execute once, inside the try, and keep what that "
+                          "one call returned or raised: a tool's work (a file written, a command "
+                          "run) happens each time it runs.")
+
+    def test_output_kept_as_it_came(self):
+        """A working tool's output goes into the result as the very object execute returned, not converted: a tool that returns 42 or a list gets 42 or that list as its content, not str() of it."""
+        for output in (42, [{"type": "text", "text": "hi"}]):
+            when = f"When the tool returns {output!r}"
+            result = self.run_tool([_tool("echo", lambda arguments: output)],
+                                   lab.call("echo", {}, id="c6"), when)
+            if result.get("content") is not output:
+                self.fail(f"{when}, the result's content is {_what(result.get('content'))}; "
+                          f"expected {output!r} itself, the object execute returned. run_tool "
+                          "keeps what a working tool returns and changes nothing: a tool that "
+                          "returns a non-string is the tool's to fix, and str() would hide it.")
+
     def test_ctrl_c_is_not_the_tools_news(self):
         """A KeyboardInterrupt, a SystemExit or a lab.PowerCut raised inside a tool goes straight through run_tool: Ctrl-C, sys.exit() and a power cut are not tool failures."""
         run_tool = self.function("run_tool")
