@@ -33,6 +33,7 @@ SYSTEM = "You are a helpful assistant."  # standing instructions, sent with ever
 # user_message(text) -> dict   a message from the user, tagged with who said it:
 #     {"role": "user", "content": text}
 #                              The content is the plain string, with nothing around it.
+#                              Each call makes a new dict: no cache, no dict handed out twice.
 #@ code
 
 def user_message(text):

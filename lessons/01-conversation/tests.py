@@ -13,6 +13,7 @@ has lesson 1's property: it knows what was said, and who said it.
 The messages are written for the reader (longMessage = False): what was expected, what came. An
 exception from the reader's code becomes a failure with a sentence, never an error.
 """
+import copy
 import unittest
 
 import harness
@@ -65,15 +66,18 @@ def _first_difference(expected, got):
 
 class _Keeping(lab.ScriptedModel):
     """A scripted model that also keeps every reply it handed back, so a test can ask whether the
-    reply on the list is that very dict."""
+    reply on the list is that very dict, and a copy of it as it was handed back, so a test can ask
+    whether anything was added to it or changed in it since."""
 
     def __init__(self, steps):
         super().__init__(steps)
         self.replies = []
+        self.as_sent = []
 
     def complete(self, system, messages, tools=None):
         reply = super().complete(system, messages, tools)
         self.replies.append(reply)
+        self.as_sent.append(copy.deepcopy(reply))
         return reply
 
 
@@ -132,13 +136,30 @@ class Lab1(unittest.TestCase):
                           f"content is {content!a}. Put the text in as it came: no stripping, no "
                           "changing line endings or tabs, no normalising")
 
+    def test_user_message_new_each_time(self):
+        """Every call of user_message makes a new dict: called twice with "What is my name?", it returns two equal dicts, not the same dict twice."""
+        first = self.user_message("What is my name?")
+        second = self.user_message("What is my name?")
+        if first is second:
+            self.fail("user_message(\"What is my name?\") returned the very same dict both times. "
+                      "A dict handed out again is one message shared by every list that holds it: "
+                      "a change to it changes each of them. Build a new dict on every call, and "
+                      "keep no cache of messages")
+        if first != second:
+            self.fail(f"the same words should make equal messages; the two calls gave {first!r} "
+                      f"and {second!r}")
+
     def test_chat_keeps_text_as_typed(self):
-        """chat puts the user's words on your list, and in the request, exactly as typed: "  My name is Ada.\\n" keeps its spaces and its line break."""
+        """chat puts the user's words first on your list, and in the request, exactly as typed: "  My name is Ada.\\n" keeps its spaces and its line break."""
         text = "  My name is Ada.\n"
         model = lab.ScriptedModel([lab.forgetful()])
         messages = []
         self.chat(model, messages, text)
         first = messages[0] if messages and isinstance(messages[0], dict) else {}
+        if first.get("role") != "user":
+            self.fail("after one exchange the list you passed should start with the user's "
+                      f"message; it holds {_listing(messages)}. Append user_message(text) to "
+                      "that very list, first and before anything else")
         if first.get("content") != text:
             self.fail(f"the user typed {text!r}, and the first message on your list should hold "
                       f"exactly that; it holds {first.get('content')!r}. Pass the text to "
@@ -177,7 +198,7 @@ class Lab1(unittest.TestCase):
                       f"returned {reply!r}")
 
     def test_reply_kept_as_it_came(self):
-        """The reply goes on the list exactly as complete() returned it: the very dict, with its content blocks, its stop reason and its usage numbers, not rebuilt from its text or copied."""
+        """The reply goes on the list exactly as complete() returned it: the very dict, with its content blocks, its stop reason and its usage numbers, not rebuilt from its text, copied, or given a key of its own."""
         model = _Keeping([lab.say("Nice to meet you, Ada.")])
         messages = []
         self.chat(model, messages, "My name is Ada.")
@@ -208,6 +229,15 @@ class Lab1(unittest.TestCase):
         if last is not model.replies[0]:
             self.fail("the last message on your list is an equal copy of the reply, not the dict "
                       "complete() returned: append the reply itself")
+        came = model.as_sent[0]
+        added = sorted(set(last) - set(came), key=str)
+        if added:
+            self.fail(f"the reply on your list has key(s) complete() did not put on it: "
+                      f"{', '.join(map(repr, added))}. Append the reply exactly as it came back: "
+                      "the transcript records what the model said, so add nothing to it")
+        if last != came:
+            self.fail(f"the reply on your list was changed after complete() returned it: it came "
+                      f"back as {came!r} and your list holds {last!r}. Append it as it came")
 
     def test_sends_everything(self):
         """On the third exchange the model is sent all five messages so far, oldest first, its own replies included, with the system prompt SYSTEM and no tools."""
@@ -320,7 +350,7 @@ class Lab1(unittest.TestCase):
                       f"holds {_listing(messages)}. Keep it on the list like any other")
 
     def test_same_words_twice(self):
-        """The same words twice are two messages: asking "What is my name?" twice leaves four messages on your list, and call 2 is sent three."""
+        """The same words twice are two messages: asking "What is my name?" twice leaves four messages on your list, the two questions two dicts, not one dict twice, and call 2 is sent three."""
         model = lab.ScriptedModel([lab.forever(lab.forgetful())])
         messages = []
         self.chat(model, messages, "What is my name?")
@@ -330,6 +360,9 @@ class Lab1(unittest.TestCase):
             self.fail("the user asked the same question twice, and your list should hold both "
                       f"questions and both replies; it holds {_listing(messages)}. Every message "
                       "goes on the list, even one that repeats an earlier one")
+        if messages[0] is messages[2]:
+            self.fail("your list holds the first question twice, the very same dict at places 1 "
+                      "and 3, not two messages: make a new message for every exchange")
         sent = len(model.calls[1].messages) if len(model.calls) > 1 else 0
         if sent != 3:
             self.fail(f"call 2 should be sent three messages, the second question included; it "
