@@ -140,6 +140,9 @@ class Lab1(unittest.TestCase):
         """Every call of user_message makes a new dict: called twice with "What is my name?", it returns two equal dicts, not the same dict twice."""
         first = self.user_message("What is my name?")
         second = self.user_message("What is my name?")
+        if not isinstance(first, dict):
+            self.fail(f"user_message(\"What is my name?\") should build a new dict on each call; "
+                      f"it returned {first!r}")
         if first is second:
             self.fail("user_message(\"What is my name?\") returned the very same dict both times. "
                       "A dict handed out again is one message shared by every list that holds it: "

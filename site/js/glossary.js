@@ -9,10 +9,19 @@ function place(term) {
   const card = term.querySelector(".term-card");
   if (!card) return;
   card.style.left = "";
-  if (getComputedStyle(card).position !== "absolute") return;   // a phone's sheet: no need
+  if (getComputedStyle(card).position === "fixed") { clear(term, card); return; }   // a phone's sheet
   const box = card.getBoundingClientRect();
   const over = box.right - (document.documentElement.clientWidth - 8);
   if (over > 0) card.style.left = `${-Math.min(over, box.left - 8)}px`;
+}
+
+// A phone's card is a sheet at the foot of the screen: when it would cover its own term, the page
+// scrolls the term up above it, so the second tap reaches the link and not the card.
+function clear(term, card) {
+  const link = term.querySelector(".term-link").getBoundingClientRect();
+  const sheet = card.getBoundingClientRect();
+  const over = link.bottom - (sheet.top - 8);
+  if (over > 0) window.scrollBy({ top: over, behavior: "instant" });
 }
 
 function closeAll(except = null) {

@@ -76,6 +76,10 @@ def test_on_a_phone_a_tap_opens_the_card_and_a_second_follows_the_link(profiles,
     card.wait_for(state="hidden")
     link.tap()
     card.wait_for(state="visible")
+    covered = link.evaluate("""l => { const b = l.getBoundingClientRect();
+        const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+        return hit === l || l.contains(hit) ? null : (hit && hit.className); }""")
+    assert covered is None, f"the open card covers its own term on a phone (the tap lands on {covered})"
     link.tap()
     page.wait_for_url(f"**/{target}")
     entry = page.locator(f"#{target.split('#')[1]}")
