@@ -525,11 +525,13 @@ def run_agent(model, system, messages, tools, prompt):
 #@ spec
 # Below is lesson 3's run_agent. It takes a keyword argument and gets two more ways to end. Each
 # end is written into the record, never raised:
-#   - max_turns=None: at most that many model calls (None: no limit). Count the turns, and
-#     check before the call, never after: when a turn would be number max_turns + 1, append
+#   - max_turns=None: at most that many model calls (None: no limit; 0 or below: none). Count
+#     the turns, and check before the call, never after: when a turn would be max_turns + 1, append
 #     error_message(f"Agent stopped after max_turns={max_turns}") instead, and return
 #   - a reply with stop_reason "error" (the provider failed) is appended like any other, and
 #     then the run returns: none of it is acted on, even if it holds tool calls
+# Every call is still sent system, the whole list (a failed reply too; an empty one may be left
+# out, as lesson 10 does) and tool_specs(tools), the last call the limit allows as well.
 # An exception raised by model.complete is not caught here: let it go up to the caller.
 #@ code
 def run_agent(model, system, messages, tools, prompt, *, max_turns=None):

@@ -247,17 +247,20 @@ class Lab1(unittest.TestCase):
                       "`system` it was given")
 
     def test_every_call_sent_the_tools(self):
-        """Every model call of a run is sent the tools' specs, tool_specs(tools), the second call as well as the first."""
-        model = lab.ScriptedModel([_runaway, lab.say("Done.")])
+        """Every model call of a run is sent the tools' specs, tool_specs(tools), the second call as well as the first, and the last call max_turns allows as well as the ones before it (max_turns=2: both calls)."""
         tools = [_counter([])]
-        self._run(model, tools, what="an answer")
         want = harness.tool_specs(tools)
-        sent = [request.tools for request in model.calls]
-        if sent != [want, want]:
-            which = next((n for n, got in enumerate(sent, 1) if got != want), len(sent) + 1)
-            self.fail(f"model call {which} of {len(sent)} was not sent tool_specs(tools); every "
-                      "call is: a model told of no tools cannot ask for one, and the model "
-                      "keeps nothing between calls")
+        for script, options, what in (([_runaway, lab.say("Done.")], {}, "an answer"),
+                                      ([_runaway] * 3, {"max_turns": 2}, "a runaway")):
+            model = lab.ScriptedModel(script)
+            self._run(model, tools, what=what, **options)
+            sent = [request.tools for request in model.calls]
+            if sent != [want, want]:
+                which = next((n for n, got in enumerate(sent, 1) if got != want), len(sent) + 1)
+                limit = (f" (max_turns={options['max_turns']})" if options else "")
+                self.fail(f"model call {which} of {len(sent)}{limit} was not sent "
+                          "tool_specs(tools); every call is, the last one the limit allows too: "
+                          "the brake acts before a call and never changes what a call is sent")
 
     def test_calls_run_whatever_the_stop_reason(self):
         """A reply that holds a call has it run whatever its stop_reason says, unless it is "error": a call in a reply marked "stop", or "length" (cut short), is run, and the model is asked again (lesson 3: the run ends only at a reply with no calls)."""
@@ -317,6 +320,23 @@ class Lab1(unittest.TestCase):
                   f"the transcript is {lab.shape(messages)}. An exception from the model is not "
                   "run_agent's to catch: turning it into a reply is the adapter's job, and an "
                   "`except` around complete would file your own bugs under \"provider\"")
+
+    def test_failed_reply_sent_with_the_rest(self):
+        """A failed reply that got something out stays on the list and is sent like any other message: after a run that ends on one holding the text "The port is", the next run's first request is U A! U, that reply included."""
+        cut = {**lab.say("The port is"), "stop_reason": "error",
+               "error_message": "connection reset"}
+        messages = []
+        self._run(lab.ScriptedModel([cut, lab.say("Unreached.")]), [_counter([])],
+                  "Which port?", messages=messages, what="a failed reply")
+        self._shape(messages, "U A!")
+        model = lab.ScriptedModel([lab.say("Port 9090.")])
+        self._run(model, [_counter([])], "Try again.", messages=messages, what="an answer")
+        sent = model.calls[0].messages if model.calls else []
+        if len(sent) != 3 or sent[1] is not messages[1]:
+            self.fail(f"the second run's first request was {lab.shape(sent) or '(nothing)'}; "
+                      "expected U A! U, the failed reply \"The port is\" sent as it was "
+                      "recorded. Send the whole list: a reply that failed with something in it "
+                      "is part of the conversation (what a request may leave out is lesson 10's)")
 
     def test_stops_after_what_came_before(self):
         """A run that is stopped keeps everything said before it, and the next run carries on from the stop on the same list: its first request begins with everything said before the stop, U A U A[s1] R(s1), and ends with the new prompt."""
