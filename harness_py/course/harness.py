@@ -104,6 +104,7 @@ def error_message(text):
 #   int_arg(arguments, name, default) -> int   arguments[name], if it is an int (0 is one);
 #                                              `default` if it is missing or None. Anything
 #                                              else: ValueError(f"{name} must be an integer")
+#                                              (True and False: as they are, or refused)
 #@ code
 def str_arg(arguments, name):
     """The string argument `name`, checked. The schema asked the model for a string and nobody
@@ -172,7 +173,8 @@ def run_tool(tools, call):
 #@ block 4.1..15.1 gap
 #@ spec
 # Below is lesson 2's run_tool. Still one call in and exactly one result out, now on every path:
-#   - a tool that raises: the result's content is str(exception), and is_error is True
+#   - a tool that raises: the result's content is str(exception), and is_error is True (for
+#     one with no message, str() is ""; its type's name is accepted there too)
 #   - no tool of that name: content f"Tool {name} not found", is_error True
 #   - otherwise what execute returned, as it came (never str() of it), is_error False
 # A call runs its tool at most once: never a second time to see what happens. Catch Exception,

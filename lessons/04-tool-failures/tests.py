@@ -123,7 +123,7 @@ class Lab1(_LabCase):
                       "must be a string'): the message names the argument that was asked for.")
 
     def test_int_arg(self):
-        """int_arg gives back an int argument, 0 and -3 included, the default when it is missing or None (a default of None too), and raises ValueError("limit must be an integer") for "10", 2.5, "" or 10.0, naming the argument asked for ("offset must be an integer")."""
+        """int_arg gives back an int argument, 0 and -3 included, the default when it is missing or None (a default of None too), and raises ValueError("limit must be an integer") for "10", 2.5, "" or 10.0, naming the argument asked for ("offset must be an integer"); True, an int to Python, either comes back as True or gets that same ValueError."""
         int_arg = self.function("int_arg")
         for arguments, want in (({"limit": 10}, 10), ({"limit": 0}, 0), ({"limit": -3}, -3),
                                 ({}, 5), ({"limit": None}, 5)):
@@ -145,6 +145,13 @@ class Lab1(_LabCase):
             if not isinstance(got, ValueError) or str(got) != "limit must be an integer":
                 self.fail(f"int_arg({arguments}, 'limit', 5) raised {_error(got)}; expected "
                           "ValueError('limit must be an integer').")
+        how, got = self.outcome(lambda: int_arg({"limit": True}, "limit", 5))
+        if not (got is True or (how == "raised" and isinstance(got, ValueError)
+                                and str(got) == "limit must be an integer")):
+            said = _error(got) if how == "raised" else f"returned {_what(got)}"
+            self.fail(f"int_arg({{'limit': True}}, 'limit', 5) {said}; expected True as it came "
+                      "(bool is a subclass of int) or ValueError('limit must be an integer'), "
+                      "nothing in between.")
         how, got = self.outcome(lambda: int_arg({}, "limit", None))
         if how == "raised" or got is not None:
             said = _error(got) if how == "raised" else f"returned {_what(got)}"
@@ -166,7 +173,7 @@ class Lab1(_LabCase):
                            content="disk full", is_error=True)
 
     def test_any_exception(self):
-        """Whatever Exception a tool raises (KeyError, ZeroDivisionError, FileNotFoundError, and a TypeError from a bug in the tool), the call still gets exactly one result, its content str() of the exception, marked is_error."""
+        """Whatever Exception a tool raises (KeyError, ZeroDivisionError, FileNotFoundError, and a TypeError from a bug in the tool), the call still gets exactly one result, its content str() of the exception, marked is_error; for ValueError(), whose str() is "", the content is "" or the type's name, "ValueError"."""
         for error in (KeyError("content"), ZeroDivisionError("division by zero"),
                       FileNotFoundError("no such file: a.py"),
                       TypeError("'NoneType' object is not subscriptable")):
@@ -175,6 +182,13 @@ class Lab1(_LabCase):
                                    when)
             self.assert_result(result, when, tool_call_id="c9", content=str(error),
                                is_error=True)
+        when = "When the tool raises ValueError(), an exception with no message"
+        result = self.run_tool([_tool("t", _raising(ValueError()))], lab.call("t", {}, id="c9"),
+                               when)
+        self.assert_result(result, when, tool_call_id="c9", is_error=True)
+        if result.get("content") not in ("", "ValueError"):
+            self.fail(f"{when}, the result's content is {_what(result.get('content'))}; expected "
+                      "str() of it, \"\", or its type's name, \"ValueError\".")
 
     def test_unknown_tool(self):
         """A call to a tool nobody has, "nope", is answered "Tool nope not found" with is_error True, with other tools or with none; a name matches only as spelt, so "Save" is not the tool "save"."""
