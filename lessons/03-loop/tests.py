@@ -123,8 +123,8 @@ class Lab1(unittest.TestCase):
         if len(runs) != 200 or len(model.calls) != 201:
             self.fail(f"200 calls should run over 201 model calls; {len(runs)} ran over "
                       f"{len(model.calls)}, and the list ends {_shape(messages[-3:])}. Go round "
-                      "until a reply asks for nothing, however many turns that takes: a count "
-                      "of turns is a brake (lesson 5), not the way a run ends.")
+                      "until a reply asks for nothing, however many turns that takes: a limit "
+                      "is a brake (lesson 5), not the way a run ends.")
         results = [m for m in messages if m.get("role") == "toolResult"]
         if len(results) != 200:
             self.fail(f"the list should hold 200 results; it holds {len(results)}")

@@ -199,7 +199,7 @@ class Lab1(unittest.TestCase):
 
     def test_failed_reply_not_acted_on(self):
         """A failed reply that still holds a tool call has none of it acted on: the tool never runs, and the run ends on that reply. stop_reason "error" is the mark, with or without an error_message."""
-        for reason in ("stream cut off", None):
+        for reason in ("connection reset", None):
             runs = []
             broken = {**lab.reply(lab.call("step", {}, id="s1")), "stop_reason": "error"}
             if reason is not None:
