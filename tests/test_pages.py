@@ -85,17 +85,34 @@ def test_lesson_11_new_here_leads_to_lesson_01():
 
 # Checkpoint A's `diagnose`: wrong orders and rules a cold reviewer wrote, each of which once scored
 # full marks. The answer cell's records must name at least one of them wrongly.
-_LOST = ('    if any("but no message calls" in problem for problem in lab.validate(record)):\n'
+_LOST = ('    if any("but no message calls" in problem for problem in problems):\n'
          '        return "lost reply"\n')
+_HANGING = ('    if any("no result for it follows" in problem for problem in problems):\n'
+            '        return "interrupted tool"              # a call somewhere was never answered\n')
 _SEEDED = '    if first["role"] != "user":\n        return "seeded"\n'
-_HANGING = '    if last["role"] == "assistant" and harness.tool_calls(last):'
 _FAILED = '        return "provider failed"\n'
+_RAISED = ('    if last["role"] != "assistant":            # ends on a result or a prompt\n'
+           '        return "model call raised"\n')
 _SENT_BACK = 'any(\n                m.get("stop_reason") == "error" for m in record[:-1])'
+
+
+def _move(block, after):
+    """The answer with `block` taken out and put back just after `after`."""
+    return lambda s: s.replace(block, "").replace(after, after + block)
+
+
 DIAGNOSE_WRONG = {
-    "lost reply checked after the last message":
-        lambda s: s.replace(_LOST, "").replace(_HANGING, _LOST + _HANGING),
-    "seeded checked after the A! rules":
-        lambda s: s.replace(_SEEDED, "").replace(_FAILED, _FAILED + _SEEDED),
+    "lost reply checked after the last message": _move(_LOST, _RAISED),
+    "lost reply checked after the A! rules": _move(_LOST, _FAILED),
+    "seeded checked after the A! rules": _move(_SEEDED, _FAILED),
+    "seeded checked after lost reply": _move(_SEEDED, _LOST),
+    "seeded checked after the last message": _move(_SEEDED, _RAISED),
+    "interrupted tool checked after the A! rules": _move(_HANGING, _FAILED),
+    "a record ending on a result checked before lost reply":
+        lambda s: s.replace(_RAISED, "").replace(_LOST, _RAISED + _LOST),
+    "interrupted tool only when the last message asks for tools":
+        lambda s: s.replace(_HANGING, '    if last["role"] == "assistant" and harness.tool_calls(last):\n'
+                                      '        return "interrupted tool"\n'),
     "lost reply only as a result right after the user":
         lambda s: s.replace(_LOST, '    if any(a["role"] == "user" and b["role"] == "toolResult"\n'
                                    '           for a, b in zip(record, record[1:])):\n'
@@ -104,6 +121,12 @@ DIAGNOSE_WRONG = {
         lambda s: s.replace(_LOST, '    if any(m["role"] == "toolResult" for m in record) and not any(\n'
                                    '            m["role"] == "assistant" and harness.tool_calls(m)\n'
                                    '            for m in record):\n'
+                                   '        return "lost reply"\n'),
+    "lost reply when a result answers no reply's first call":
+        lambda s: s.replace(_LOST, '    if any(m["role"] == "toolResult" and m["tool_call_id"] not in\n'
+                                   '           [c["id"] for p in record[:i] if p["role"] == "assistant"\n'
+                                   '            for c in harness.tool_calls(p)[:1]]\n'
+                                   '           for i, m in enumerate(record)):\n'
                                    '        return "lost reply"\n'),
     "failure sent back only when the A! is two back":
         lambda s: s.replace(_SENT_BACK, 'len(record) > 2 and record[-3].get("stop_reason") == "error"'),
