@@ -239,6 +239,23 @@ class Lab1(_Case):
                                 "a read of the empty empty.txt with limit=5"),
                   "", "read of the empty empty.txt with limit=5")
 
+    def test_read_note_counts_blank_lines(self):
+        """The note's "of n" counts blank lines too: make_read_tool(ws, max_lines=2) reads "x\\n\\n\\n\\ny\\n\\nz\\n" (7 lines, 4 of them blank) as "x\\n\\n" and "[Showing lines 1-2 of 7. Use offset=3 to continue.]", and offset=5 as "y\\n\\n" and "[Showing lines 5-6 of 7. Use offset=7 to continue.]"."""
+        text = "x\n\n\n\ny\n\nz\n"
+        ws = lab.Workspace({"gaps.txt": text})
+        read = self.tool("make_read_tool(ws, max_lines=2)", self.need("make_read_tool"), ws,
+                         max_lines=2)
+        what = ("of gaps.txt, \"x\\n\\n\\n\\ny\\n\\nz\\n\", by make_read_tool(ws, max_lines=2) "
+                "(the file has 7 lines, 4 of them blank: n in \"of n\" counts every line of "
+                "the file, as the offsets do)")
+        for arguments, want in (({}, "x\n\n[Showing lines 1-2 of 7. Use offset=3 to continue.]"),
+                                ({"offset": 5},
+                                 "y\n\n[Showing lines 5-6 of 7. Use offset=7 to continue.]")):
+            shown = ", ".join(f"{k}={v}" for k, v in arguments.items()) or "no offset"
+            self.same(self.ordinary(read, {"path": "gaps.txt", **arguments},
+                                    f"the read with {shown} {what}"),
+                      want, f"the read with {shown} {what}")
+
     def test_read_big_file(self):
         """read of a 5000-line file returns lines 1 to 2000 followed by "[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", and so does limit=3000, since a limit never lifts the budget; offset=4001 returns the last 1000 lines and no note."""
         ws = lab.Workspace({"big.txt": _numbered(5000)})

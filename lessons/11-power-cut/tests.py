@@ -10,6 +10,7 @@ Every message a check fails with is written for the reader: what was expected, w
 and where to look.
 """
 import contextlib
+import inspect
 import io
 import json
 import re
@@ -299,23 +300,26 @@ class Lab1(_LabCase):
                          "request, and never by the log.")
 
     def test_only_message_entries(self):
-        """An entry whose type is not "message" is not part of the transcript: rows() and replay() pass it by, and it still counts as a line, so the next append gets the next number."""
+        """An entry whose type is not "message" is not part of the transcript, whatever keys it holds: rows() and replay() pass by a "note" entry and an "error" entry that has a "message" of its own (a string), and each still counts as a line, so the next append gets the next number."""
         name, noted = lab.user("My name is Ada."), lab.say("Noted.")
         text = (json.dumps({"id": "e1", "type": "message", "message": name}) + "\n"
-                + json.dumps({"id": "e2", "type": "note", "text": "the user gave a name"})
-                + "\n" + json.dumps({"id": "e3", "type": "message", "message": noted}) + "\n")
+                + json.dumps({"id": "e2", "type": "note", "text": "the user gave a name"}) + "\n"
+                + json.dumps({"id": "e3", "type": "error", "message": "disk nearly full"}) + "\n"
+                + json.dumps({"id": "e4", "type": "message", "message": noted}) + "\n")
         ws = lab.Workspace({LOG: text})
         log = harness.SessionLog(ws, LOG)
         rows = [tuple(row) for row in log.rows()]
-        self.assertEqual(rows, [("e1", name), ("e3", noted)],
-                         f"rows() of a file whose line 2 is a note gave ids {[r[0] for r in rows]}; "
-                         "expected e1 and e3: (id, message) for each entry whose type is "
-                         "\"message\", and nothing for the others.")
+        self.assertEqual(rows, [("e1", name), ("e4", noted)],
+                         f"rows() of a file whose line 2 is a note and line 3 an error entry "
+                         f"gave ids {[r[0] for r in rows]}; expected e1 and e4: (id, message) "
+                         "for each entry whose type is \"message\", and nothing for the others. "
+                         "Ask the entry's type; a \"message\" key alone does not make an entry a "
+                         "message (line 3 has one, holding a string).")
         self.assertEqual(log.replay(), [name, noted],
                          f"replay() gave {_shape(log.replay())}; expected the two messages, U A.")
         got = log.append_message(lab.user("What is my name?"))
-        self.assertEqual(got, "e4", f"the next append returned {got!r}; expected 'e4': the "
-                         "file has three lines, whatever their type.")
+        self.assertEqual(got, "e5", f"the next append returned {got!r}; expected 'e5': the "
+                         "file has four lines, whatever their type.")
 
     def test_rows_read_ids(self):
         """rows() pairs each message with the id written in its entry, whatever that id is: a file whose two entries are called "x7" and "x9" gives x7 and x9."""
@@ -654,6 +658,47 @@ class Lab2(_LabCase):
                              f"closed after {k} events and prompted twice, the log on the "
                              f"rebooted disk replays {_shape(again)} but the record is "
                              f"{_shape(h.messages)}.")
+
+    def test_close_closes_run_agent(self):
+        """A run closed by its consumer after any event also closes run_agent's generator at once, as lesson 10's _run did: the new _run's finally still calls run.close() before it clears the running flag."""
+        original = harness.run_agent
+        made = []                                 # held here, so dropping one does not close it
+
+        def spy(*args, **kwargs):
+            def watched():
+                yield from original(*args, **kwargs)
+            generator = original(*args, **kwargs) if inspect.isasyncgenfunction(original) \
+                else watched()                    # lesson 15 on: watched as it is
+            made.append(generator)
+            return generator
+
+        h, _, _ = _job(lab.Workspace())
+        total = len(_consume(h.prompt(JOB)))
+        harness.run_agent = spy
+        try:
+            for k in range(1, total + 1):
+                made.clear()
+                h, _, _ = _job(lab.Workspace())
+                h.subscribe(lambda event: None)
+                run = lab.steps(h.prompt(JOB))
+                last = [next(run) for _ in range(k)][-1]
+                try:
+                    run.close()
+                except Exception as error:
+                    self.fail(f"closed after {k} of {total} events (the last: {last['type']}), "
+                              f"closing the run raised {type(error).__name__}: {error}. A "
+                              "finally that runs on a close closes run_agent's generator and "
+                              "clears the flag, nothing that can fail.")
+                if not made:
+                    self.fail("Harness._run never called run_agent; it must loop over "
+                              "run_agent's generator, as lesson 10's did.")
+                if getattr(made[-1], "gi_frame", getattr(made[-1], "ag_frame", None)) is not None:
+                    self.fail(f"closed after {k} of {total} events (the last: {last['type']}), "
+                              "the run is closed but run_agent's generator is still paused at "
+                              "its yield. Keep lesson 10's finally in your new _run: "
+                              "run.close(), then the running flag cleared.")
+        finally:
+            harness.run_agent = original
 
     def test_unsubscribe_mid_event(self):
         """Two listeners, and the first unsubscribes itself on the first event it hears: the second
