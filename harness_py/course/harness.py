@@ -2691,7 +2691,8 @@ def parse_arguments(text):
 #       grow(partial, piece), then yield
 #       {"type": "message_update", "piece": piece, "message": partial}
 #     - "end": return the finished message: role, content, stop_reason and usage from the end
-#       event. In its content a toolCall is {"type", "id", "name", "arguments"}, its arguments
+#       event (usage {} when the end event has none: a provider sends it only when asked). In its
+#       content a toolCall is {"type", "id", "name", "arguments"}, its arguments
 #       parse_arguments(<the whole text>): parsed once, here
 #     - "error": return a failed message (stop_reason "error", error_message the event's
 #       "message") that keeps the content that arrived, finished as above

@@ -258,6 +258,23 @@ class Lab1(_LabCase):
                          f"{got!r}: take both from the end event as it is, never work the stop "
                          "reason out from the content")
 
+    def test_end_without_usage(self):
+        """An end event with no usage (a provider sends usage only when asked) still finishes the reply: the content, the end event's stop_reason, and usage {}."""
+        stream = [{"type": "text", "text": "Port 9090."}, {"type": "end", "stop_reason": "stop"}]
+        try:
+            _, message = _collect(harness.stream_reply(iter(stream)))
+        except KeyError as error:
+            self.fail(f"an end event with no usage made stream_reply raise KeyError: {error}. A "
+                      "provider sends usage only when it is asked to; read it with "
+                      "piece.get(\"usage\", {}) and finish the reply with usage {}")
+        except Exception as error:
+            self.fail(f"an end event with no usage made stream_reply raise "
+                      f"{type(error).__name__}: {error}")
+        want = {"role": "assistant", "content": [{"type": "text", "text": "Port 9090."}],
+                "stop_reason": "stop", "usage": {}}
+        self.assertEqual(message, want, f"an end event with no usage gave {message!r}; expected "
+                         f"{want!r}")
+
     def test_error_event_keeps_what_arrived(self):
         """An error event after two words ends the reply as a failed message (stop_reason "error", error_message the event's message) that keeps the two words; a failed reply's calls are finished as at the end, arguments parsed and no index."""
         model = lab.StreamingModel([lab.error_event(lab.say("Port 9090 is free."), after=2)])
@@ -622,14 +639,19 @@ class Lab2(_LabCase):
                              "expected 3 requests and [0.25, 0.5]")
 
     def test_gives_up_with_the_last_failure(self):
-        """When the failures differ, Retrying gives up with the last one: a drop, then a 529, then a stream with no event end in STREAM_ENDED; no event, then a 529, then a drop end in "ConnectionError: connection reset by peer"."""
+        """When the failures differ, Retrying gives up with the last one, whatever came before it: a drop, a 529, then no event end in STREAM_ENDED; no event, a 529, then a drop in "ConnectionError: connection reset by peer"; a drop, no event, then a 529 in the 529's message; a 529, no event, then a 503 in the 503's."""
         ok = lab.say("Hi.")
         drop, overloaded, none = (lab.drop(ok, after=0), lab.error_event(ok, after=0),
                                   lab.no_end(ok, after=0))
+        busy = "503 service_unavailable: try again later"
         for steps, said, last in (([drop, overloaded, none], "a drop, a 529, then no event at all",
                                    harness.STREAM_ENDED),
                                   ([none, overloaded, drop], "no event at all, a 529, then a drop",
-                                   "ConnectionError: connection reset by peer")):
+                                   "ConnectionError: connection reset by peer"),
+                                  ([drop, none, overloaded], "a drop, no event at all, then a 529",
+                                   lab.OVERLOADED),
+                                  ([overloaded, none, lab.error_event(ok, 0, busy)],
+                                   "a 529, no event at all, then a 503", busy)):
             model, wrapped, slept = self.retrying(steps, retries=2)
             events, error = self.stream_of(wrapped, "")
             self.assertEqual((events, error), ([{"type": "error", "message": last}], None),
@@ -705,6 +727,40 @@ class Lab2(_LabCase):
                               "it came: catch OSError only")
         self.assertEqual((Buggy.calls, slept), (1, []),
                          f"a KeyError was retried: {Buggy.calls} requests, sleeps {slept}")
+
+    def test_any_oserror_is_retried(self):
+        """Any OSError before the first piece is worth a retry, not only a ConnectionError: a TimeoutError, then an OSError "Network is unreachable", then a good stream sends the reply once; when the OSError comes last, the error event says "OSError: [Errno 101] Network is unreachable"."""
+        ok = lab.say("Port 9090.")
+        unreachable = OSError(101, "Network is unreachable")
+
+        class Flaky:
+            """A model whose first streams raise these errors before any event."""
+
+            def __init__(self, errors):
+                self.errors, self.calls = list(errors), 0
+
+            def stream(self, system, messages, tools):
+                self.calls += 1
+                if self.errors:
+                    return _Raising([], self.errors.pop(0))
+                return iter(lab.pieces(ok))
+
+        model = Flaky([TimeoutError("read timed out"), unreachable])
+        wrapped = self.call("Retrying", harness.Retrying, model, retries=3, sleep=[].append)
+        events, error = self.stream_of(wrapped, "")
+        self.assertEqual((events, error, model.calls), (lab.pieces(ok), None, 3),
+                         f"a TimeoutError, then an OSError (errno 101), then a good stream gave "
+                         f"{events!r}{f' and raised {error!r}' if error else ''} after "
+                         f"{model.calls} request(s); expected the reply after 3 requests. Every "
+                         "OSError before the first piece is a failure worth a retry: catch "
+                         "OSError, not only ConnectionError")
+        model = Flaky([unreachable] * 3)
+        wrapped = self.call("Retrying", harness.Retrying, model, retries=2, sleep=[].append)
+        events, error = self.stream_of(wrapped, "")
+        want = [{"type": "error", "message": "OSError: [Errno 101] Network is unreachable"}]
+        self.assertEqual((events, error), (want, None),
+                         f"an OSError (errno 101) three times gave {events!r}"
+                         f"{f' and raised {error!r}' if error else ''}; expected {want!r}")
 
     def test_retrying_in_a_run(self):
         """Retrying passes complete() through, and a run through it shows a reply that failed twice before its first piece once, with one line per message in the record."""
@@ -850,10 +906,25 @@ class Lab2(_LabCase):
                          f"{len(events)} events")
 
     def test_500_is_the_line(self):
-        """An error event with status 499, before any piece, is not retried; one with status 500 is: every status of 500 and up, and no other outside TRANSIENT."""
+        """Before any piece, an error event is retried only when its message starts with a status in TRANSIENT or of 500 and up: 500 and 599 are retried; 200, 302, 404, 407, 410, 413, 422, 430 and 499 are passed on at once, and so is "Overloaded: try again in 500 ms", whose number is not at its start."""
         ok = lab.say("Hi.")
-        for status, calls in (("499 client closed request", 1), ("500 api_error", 2)):
+        for status in ("500 api_error", "599 network timeout"):
             model, wrapped, slept = self.retrying([lab.error_event(ok, 0, status), ok])
             self.stream_of(wrapped, "")
-            self.assertEqual(len(model.calls), calls, f"an error event {status!r} before any "
-                             f"piece was asked {len(model.calls)} time(s); expected {calls}")
+            self.assertEqual(len(model.calls), 2, f"an error event {status!r} before any piece "
+                             f"was asked {len(model.calls)} time(s); expected a retry: every "
+                             "status of 500 and up is worth another try")
+        for status in ("200 ok", "302 found", "404 not_found_error: no such model",
+                       "407 proxy authentication required", "410 gone",
+                       "413 request_too_large", "422 unprocessable entity", "430 unknown",
+                       "499 client closed request", "Overloaded: try again in 500 ms"):
+            model, wrapped, slept = self.retrying([lab.error_event(ok, 0, status), ok])
+            events, error = self.stream_of(wrapped, "")
+            self.assertEqual((events, error, len(model.calls), slept),
+                             ([{"type": "error", "message": status}], None, 1, []),
+                             f"an error event {status!r} before any piece gave {events!r}"
+                             f"{f' and raised {error!r}' if error else ''} after "
+                             f"{len(model.calls)} request(s) and sleeps {slept}; expected it "
+                             "passed on at once, one request: only a message that starts with a "
+                             f"status in TRANSIENT {harness.TRANSIENT} or of 500 and up is "
+                             "worth another try")
