@@ -660,8 +660,8 @@ class Lab2(_LabCase):
         self.assert_one_terminal_last("a stream of calls ending in 'stop'", events)
         self.assertEqual(events[-1].get("stop_reason"), "toolUse",
                          f"calls and finish_reason 'stop' ended with {events[-1]}; expected "
-                         "stop_reason 'toolUse': the calls were asked for, whatever the server "
-                         "calls its finish.")
+                         "stop_reason 'toolUse': the calls were asked for, and 'stop' is a "
+                         "finish in OPENAI_STOPS.")
 
     def test_events_error_and_cut(self):
         """A chunk with an error ends the stream with its words; chunks that stop before [DONE] end it with an error."""
