@@ -3155,7 +3155,7 @@ def _openai_usage(usage):
 
 def _openai_stop(finish, has_calls):
     """The book's stop_reason, or None for a finish the book has no name for. A reply with
-    calls asks for tools, whatever its finish_reason says."""
+    calls asks for tools whenever its finish_reason is one the book has a name for."""
     return "toolUse" if has_calls and finish in OPENAI_STOPS else OPENAI_STOPS.get(finish)
 
 

@@ -593,6 +593,31 @@ class Lab2(_LabCase):
                                       "usage": {"input": 402, "output": 40}},
                          f"the last event is {events[-1]}.")
 
+    def test_events_calls_out_of_order(self):
+        """Calls whose first pieces arrive out of index order keep the index their pieces name, so each call's pieces join that call."""
+        def pieces(*tool_calls):
+            return {"choices": [{"index": 0, "delta": {"tool_calls": list(tool_calls)},
+                                 "finish_reason": None}]}
+        chunks = [pieces({"index": 1, "id": "call_b2", "type": "function",
+                          "function": {"name": "bash", "arguments": ""}}),
+                  pieces({"index": 0, "id": "call_r1", "type": "function",
+                          "function": {"name": "read", "arguments": ""}}),
+                  pieces({"index": 1, "function": {"arguments": '{"command": '}}),
+                  pieces({"index": 0, "function": {"arguments": '{"path": "calc.py"}'}}),
+                  pieces({"index": 1, "function": {"arguments": '"python -m pytest -q"}'}}),
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]
+        items = [{"event": None, "data": json.dumps(c)} for c in chunks]
+        items.append({"event": None, "data": "[DONE]"})
+        events = self.events("openai_events", harness.openai_events, items)
+        calls = [e for e in events if e["type"] == "call"]
+        want = [{"type": "call", "index": 1, "id": "call_b2", "name": "bash"},
+                {"type": "call", "index": 0, "id": "call_r1", "name": "read"}]
+        joined = {c["id"]: _arguments(events, c["index"]) for c in calls}
+        self.assertEqual(calls, want,
+                         f"call 1 (bash) started before call 0 (read) and the call events are "
+                         f"{calls}, so their arguments join as {joined}; expected {want}: a call "
+                         "keeps the index its pieces name, whatever order the calls start in.")
+
     def test_events_id_repeated(self):
         """A server that repeats a call's id and name on every piece still makes one call event per index, at its first piece."""
         def repeat_id_and_name(choice):
@@ -635,8 +660,8 @@ class Lab2(_LabCase):
         self.assert_one_terminal_last("a stream of calls ending in 'stop'", events)
         self.assertEqual(events[-1].get("stop_reason"), "toolUse",
                          f"calls and finish_reason 'stop' ended with {events[-1]}; expected "
-                         "stop_reason 'toolUse': the calls were asked for, whatever the server "
-                         "calls its finish.")
+                         "stop_reason 'toolUse': the calls were asked for, and 'stop' is a "
+                         "finish in OPENAI_STOPS.")
 
     def test_events_error_and_cut(self):
         """A chunk with an error ends the stream with its words; chunks that stop before [DONE] end it with an error."""
