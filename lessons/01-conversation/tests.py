@@ -464,9 +464,9 @@ class Lab1(unittest.TestCase):
         self.chat(model, messages, "What is my name?")
         if not messages or messages[0] is not first or first != lab.user("My name is Ada."):
             self.fail("your list started with a user message a failed call had left on it, "
-                      f"\"My name is Ada.\", and after chat it holds {_listing(messages)}: chat "
-                      "took that message away or changed it. Append to the list, and leave what "
-                      "is on it as it is")
+                      "\"My name is Ada.\", and chat took it away or changed it; the list now "
+                      f"holds:\n{_listing(messages)}\nAppend to the list, and leave what is on it "
+                      "as it is")
         roles = [m.get("role") if isinstance(m, dict) else "?" for m in messages]
         if roles != ["user", "user", "assistant"]:
             self.fail("after one exchange on a list holding one user message, the list should "
