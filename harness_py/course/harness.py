@@ -473,6 +473,8 @@ def make_bash_tool(shell, max_lines=MAX_LINES, max_bytes=MAX_BYTES):
 #       none yet)
 #     - append the reply, exactly as it came back, and return it
 #     If model.complete raises, chat catches nothing: the error goes up to the caller.
+#     chat only appends: what the list held before stays as it was, even a user message a failed
+#     call left at its end.
 #
 # chat keeps nothing of its own: no list outside the function, no default argument holding one.
 # The model keeps nothing either. The caller's list is the only memory there is.

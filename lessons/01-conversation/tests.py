@@ -13,6 +13,7 @@ has lesson 1's property: it knows what was said, and who said it.
 The messages are written for the reader (longMessage = False): what was expected, what came. An
 exception from the reader's code becomes a failure with a sentence, never an error.
 """
+import collections
 import copy
 import unittest
 
@@ -437,7 +438,7 @@ class Lab1(unittest.TestCase):
                       f"Bob's {len(bob)}")
 
     def test_list_is_the_only_memory(self):
-        """A conversation written by hand is remembered, and one the caller empties is forgotten: chat keeps no copy of its own, so the list you pass is all the model is sent."""
+        """A conversation written by hand is remembered, and one the caller empties is forgotten: the list you pass is all the model is sent."""
         model = lab.ScriptedModel([lab.forgetful(), lab.forgetful()])
         messages = [lab.user("My name is Ada."), lab.say("Nice to meet you, Ada.")]
         self.chat(model, messages, "What is my name?")
@@ -453,6 +454,81 @@ class Lab1(unittest.TestCase):
             self.fail("the caller emptied the list, so the model should be sent only the new "
                       f"question and not know the name; it answered {got}, and was sent:\n"
                       f"{_sent(model, 2)}\n(chat must not keep a history of its own)")
+
+
+    def test_chat_only_adds(self):
+        """chat only adds to your list: a list that already ends on a user message, as a failed call leaves it, keeps that message, and afterwards holds user, user, assistant."""
+        first = lab.user("My name is Ada.")
+        messages = [first]
+        model = lab.ScriptedModel([lab.forgetful()])
+        self.chat(model, messages, "What is my name?")
+        if not messages or messages[0] is not first or first != lab.user("My name is Ada."):
+            self.fail("your list started with a user message a failed call had left on it, "
+                      "\"My name is Ada.\", and chat took it away or changed it; the list now "
+                      f"holds:\n{_listing(messages)}\nAppend to the list, and leave what is on it "
+                      "as it is")
+        roles = [m.get("role") if isinstance(m, dict) else "?" for m in messages]
+        if roles != ["user", "user", "assistant"]:
+            self.fail("after one exchange on a list holding one user message, the list should "
+                      f"hold user, user, assistant; it holds {_listing(messages)}")
+
+    def test_no_copy_of_its_own(self):
+        """chat keeps no copy of the conversation: after two exchanges no list, dict or set in harness.py holds their messages, and chat reads no such thing kept outside it or in a default argument."""
+        model = lab.ScriptedModel([lab.forever(lab.forgetful())])
+        messages = []
+        self.chat(model, messages, "My name is Ada.")
+        self.chat(model, messages, "What is my name?")
+        said = [m for m in messages if isinstance(m, (dict, list))]
+        for name, value in sorted(vars(harness).items()):
+            if value is not messages and _holds(value, said):
+                self.fail(f"harness.{name} holds messages of the conversation too: chat keeps a "
+                          "copy of its own. Keep none; the caller's list is the only memory")
+        chat = getattr(harness, "chat", None)
+        if not callable(chat) or not hasattr(chat, "__code__"):
+            return                      # from lesson 3 on, run_agent does the exchange
+        defaults = list(chat.__defaults__ or ()) + list((chat.__kwdefaults__ or {}).values())
+        for value in defaults:
+            if isinstance(value, _KEEPERS):
+                self.fail(f"chat has a default argument holding a {type(value).__name__}, "
+                          f"{value!r}: Python makes it once and every call shares it. Take the "
+                          "caller's list and keep none of your own")
+        for name in _global_names(chat.__code__):
+            value = vars(harness).get(name)
+            if isinstance(value, _KEEPERS):
+                self.fail(f"chat reads harness.{name}, a {type(value).__name__} kept outside the "
+                          "function, so a conversation could go into it. Keep none; the caller's "
+                          "list is the only memory")
+
+
+_KEEPERS = (list, dict, set, bytearray, collections.deque)
+
+
+def _holds(value, said):
+    """Whether `value`, a container, holds one of the messages in `said` (the very objects or
+    equal ones), at the top or one level down."""
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple, set, collections.deque)):
+        items = list(value)
+    else:
+        return False
+    for item in items:
+        if any(item is m or item == m for m in said):
+            return True
+        inner = item.values() if isinstance(item, dict) else item if isinstance(
+            item, (list, tuple, collections.deque)) else ()
+        if any(x is m or x == m for x in inner for m in said):
+            return True
+    return False
+
+
+def _global_names(code):
+    """The global names a function's code (and the code nested in it) may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return sorted(names)
 
 
 if __name__ == "__main__":
