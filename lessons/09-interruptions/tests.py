@@ -371,19 +371,19 @@ class Lab1(unittest.TestCase):
                          f"Expected U A U A U A, got {_shape(h.messages)}.")
 
     def test_model_sent_the_whole_transcript(self):
-        """Every model call, in a second run and after steering too, is sent the Harness's own system prompt, the whole transcript as it stands, earlier runs included, and the tool specs."""
+        """Every model call, in a second run too, is sent the Harness's own system prompt, the whole transcript as it stands, earlier runs included, and the tool specs."""
         system = "You are a terse test assistant."
         model = lab.ScriptedModel([lab.say("A."), lab.reply(lab.call("edit", {}, id="e1")),
                                    lab.say("B.")])
-        h = harness.Harness(model, system, [_tool("edit", lambda: h.steer("Use spaces."))])
+        h = harness.Harness(model, system, [_tool("edit")])
         specs = [{"name": "edit", "description": "The edit tool.",
                   "parameters": {"type": "object", "properties": {}}}]
         self._drive(lambda: h.prompt("First."), sofar=lambda: h.messages)
         self._drive(lambda: h.prompt("Second."), sofar=lambda: h.messages)
-        want = ["U", "U A U", "U A U A[e1] R(e1) U"]
+        want = ["U", "U A U", "U A U A[e1] R(e1)"]
         self.assertEqual(len(model.calls), 3,
-                         f"Two runs, the second with one tool call and steering sent while it "
-                         f"ran, should make 3 model calls; they made {len(model.calls)}.")
+                         f"Two runs, the second with one tool call, should make 3 model calls; "
+                         f"they made {len(model.calls)}.")
         for n, request in enumerate(model.calls, 1):
             self.assertEqual(request.system, system,
                              f"Model call {n} was sent the system prompt {request.system[:40]!r}; "
