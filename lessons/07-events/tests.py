@@ -386,6 +386,35 @@ class Lab1(unittest.TestCase):
                             f"{lab.shape(mine)}, the messages this run added and no others: "
                             "keep them as you append them")
 
+    def test_model_sent_what_it_was(self):
+        """Each model call is sent what lesson 5's was: the `system` it was given, the whole list as it stands (the caller's earlier messages first), and the specs of the tools."""
+        earlier = [lab.user("Hi"), lab.say("Hello.")]
+        messages = list(earlier)
+        system = "You are a terse test assistant."
+        tools = [_echo([])]
+        specs = [{key: tool[key] for key in ("name", "description", "parameters")}
+                 for tool in tools]
+        model = lab.ScriptedModel([lab.reply(lab.call("ping", {}, id="p1")), lab.say("Pong.")])
+        self._drive(harness.run_agent(model, system, messages, tools, "Ping it."))
+        want = ["U A U", "U A U A[p1] R(p1)"]
+        for n, request in enumerate(model.calls[:2], 1):
+            self.assertEqual(request.system, system,
+                             f"model call {n} was sent the system prompt {request.system[:40]!r}; "
+                             f"expected the `system` passed to run_agent, {system!r}")
+            self.assertEqual(lab.shape(request.messages), want[n - 1],
+                             f"on a list that already held U A, model call {n} was sent "
+                             f"{lab.shape(request.messages) or 'nothing'}; expected "
+                             f"{want[n - 1]}: pass `messages` itself, the whole list as it "
+                             "stands, earlier runs included")
+            self.assertEqual(request.tools, specs,
+                             f"model call {n} was sent the tool specs "
+                             f"{[t.get('name') if isinstance(t, dict) else t for t in request.tools]}"
+                             "; expected tool_specs(tools), the name, description and "
+                             "parameters of the one tool, ping")
+        self.assertEqual(len(model.calls), 2,
+                         f"a run of one tool call and an answer made {len(model.calls)} model "
+                         "call(s); expected 2")
+
     def test_prints_nothing(self):
         """run_agent prints nothing: a whole run pulled to its end with no frontend writes nothing to stdout."""
         run, _, _, _ = _one_call_run()

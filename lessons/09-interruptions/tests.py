@@ -370,6 +370,34 @@ class Lab1(unittest.TestCase):
         self.assertEqual(_shape(h.messages), "U A U A U A",
                          f"Expected U A U A U A, got {_shape(h.messages)}.")
 
+    def test_model_sent_the_whole_transcript(self):
+        """Every model call, in a second run too, is sent the Harness's own system prompt, the whole transcript as it stands, earlier runs included, and the tool specs."""
+        system = "You are a terse test assistant."
+        model = lab.ScriptedModel([lab.say("A."), lab.reply(lab.call("edit", {}, id="e1")),
+                                   lab.say("B.")])
+        h = harness.Harness(model, system, [_tool("edit")])
+        specs = [{"name": "edit", "description": "The edit tool.",
+                  "parameters": {"type": "object", "properties": {}}}]
+        self._drive(lambda: h.prompt("First."), sofar=lambda: h.messages)
+        self._drive(lambda: h.prompt("Second."), sofar=lambda: h.messages)
+        want = ["U", "U A U", "U A U A[e1] R(e1)"]
+        self.assertEqual(len(model.calls), 3,
+                         f"Two runs, the second with one tool call, should make 3 model calls; "
+                         f"they made {len(model.calls)}.")
+        for n, request in enumerate(model.calls, 1):
+            self.assertEqual(request.system, system,
+                             f"Model call {n} was sent the system prompt {request.system[:40]!r}; "
+                             f"expected the one the Harness was made with, {system!r}.")
+            self.assertEqual(_shape(request.messages), want[n - 1],
+                             f"Model call {n} was sent {_shape(request.messages)}; expected "
+                             f"{want[n - 1]}: pass the loop the whole transcript, h.messages, "
+                             "and send the model that list as it stands, earlier runs included.")
+            self.assertEqual(request.tools, specs,
+                             f"Model call {n} was sent the tool specs "
+                             f"{[t.get('name') if isinstance(t, dict) else t for t in request.tools]}"
+                             "; expected tool_specs(tools): the edit tool's name, description "
+                             "and parameters.")
+
     def test_failure_asks_nobody(self):
         """A reply that fails ends the run without asking for steering or follow-ups: both stay queued, and the next prompt's run takes them, steering with the prompt, the follow-up at its end."""
         model = lab.ScriptedModel([lab.provider_error("503"), lab.say("Back."), lab.say("Ok.")])
