@@ -394,7 +394,7 @@ class Lab1(_LabCase):
                           "damage for good, so mending it once per run is not enough.")
 
     def test_inner_run_closed(self):
-        """A run closed by its consumer after any event also closes run_agent's generator, at once, not whenever Python frees it."""
+        """A run closed by its consumer after any event also closes run_agent's generator, at once, even while something else still holds that generator."""
         original = harness.run_agent
         made = []                                 # held here, so dropping one does not close it
 
@@ -426,11 +426,11 @@ class Lab1(_LabCase):
                               "generator.")
                 if getattr(made[-1], "gi_frame", getattr(made[-1], "ag_frame", None)) is not None:
                     self.fail(f"Harness._run: closed after {k} of {total} events, the run "
-                              "is closed but run_agent's generator is still paused at its "
-                              "yield. In _run's finally, call run.close() on it: a close reaches the generator "
-                              "the consumer holds, a for loop that re-yields does not pass it "
-                              "on, and the one inside waits until Python frees it, which may "
-                              "be much later or never.")
+                              "is closed but run_agent's generator, which this test also holds "
+                              "(as a traceback or a debugger can), is still paused at its yield. "
+                              "In _run's finally, call run.close() on it: a for loop that "
+                              "re-yields does not pass a close on, and without run.close() the "
+                              "inner generator waits until its last reference goes.")
         finally:
             harness.run_agent = original
 
