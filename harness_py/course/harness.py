@@ -2543,10 +2543,10 @@ def skill_description(text):
 #
 # list_skills(ws) -> list of dicts   one {"name", "description", "path"} for each
 #     SKILLS_FOLDER/<name>/SKILL.md on the disk (one folder down, never deeper), sorted by name
-#     (a real disk's listing promises no order): the name is the folder's, the
-#     description is skill_description(its text), the path is the file's. [] with no skills.
-#     A SKILL.md that is not there when its path is looked up (removed since the listing) is
-#     left out.
+#     (a real disk's listing promises no order): the name is the folder's (never the front
+#     matter's `name:`), the description is skill_description(its text), the path is the
+#     file's. [] with no skills. A SKILL.md removed after the listing, before its path is
+#     checked, is left out.
 #
 # build_system_prompt(tools, ws, cwd, clock, *, custom=None, guidelines=()) -> str   sections
 #     joined by one blank line ("\n\n"), in this order, a section with nothing in it left out:

@@ -323,7 +323,7 @@ class Lab1(_LabCase):
                           "valid, so a second repair has nothing to do.")
 
     def test_context_for_model(self):
-        """context_for_model leaves out a failed, empty assistant message, keeps a failed one that got words out and an empty one that did not fail, pairs calls with results, and never changes the record."""
+        """context_for_model leaves out a failed, empty assistant message (stop_reason "error", with or without an error_message), keeps a failed one that got words out and an empty one that did not fail, pairs calls with results, and never changes the record."""
         partial = {**lab.say("Half an ans"), "stop_reason": "error", "error_message": "cut off"}
         record = [lab.user("Hi"), lab.provider_error("503"), lab.user("Hi?"), partial,
                   lab.user("Again?"), lab.reply(lab.call("t", {}, id="c1"))]
@@ -345,6 +345,13 @@ class Lab1(_LabCase):
                       "the view; expected it kept. Only a reply that failed (stop_reason "
                       "\"error\") and is empty is left out: the view mends what a failure broke, "
                       "nothing else.")
+        bare = {"role": "assistant", "content": [], "stop_reason": "error"}
+        record = [lab.user("Hi"), bare, lab.user("Hello?")]
+        view = self.repair(record, "context_for_model")
+        if any(m is bare for m in view):
+            self.fail("an empty assistant message whose stop_reason is \"error\" but which has no "
+                      "error_message key was kept in the view; expected it left out. A failed reply "
+                      "is known by its stop_reason; the error_message is not promised.")
 
     def test_sent_the_view(self):
         """After a run closed at tool_execution_start, the next prompt's model call is sent INTERRUPTED for the dangling call, the model's answer follows, and the record still holds no made-up result."""
@@ -394,7 +401,7 @@ class Lab1(_LabCase):
                           "damage for good, so mending it once per run is not enough.")
 
     def test_inner_run_closed(self):
-        """A run closed by its consumer after any event also closes run_agent's generator, at once, not whenever Python frees it."""
+        """A run closed by its consumer after any event also closes run_agent's generator, at once, even while something else still holds that generator."""
         original = harness.run_agent
         made = []                                 # held here, so dropping one does not close it
 
@@ -426,11 +433,11 @@ class Lab1(_LabCase):
                               "generator.")
                 if getattr(made[-1], "gi_frame", getattr(made[-1], "ag_frame", None)) is not None:
                     self.fail(f"Harness._run: closed after {k} of {total} events, the run "
-                              "is closed but run_agent's generator is still paused at its "
-                              "yield. In _run's finally, call run.close() on it: a close reaches the generator "
-                              "the consumer holds, a for loop that re-yields does not pass it "
-                              "on, and the one inside waits until Python frees it, which may "
-                              "be much later or never.")
+                              "is closed but run_agent's generator, which this test also holds "
+                              "(as a traceback or a debugger can), is still paused at its yield. "
+                              "In _run's finally, call run.close() on it: a for loop that "
+                              "re-yields does not pass a close on, and without run.close() the "
+                              "inner generator waits until its last reference goes.")
         finally:
             harness.run_agent = original
 

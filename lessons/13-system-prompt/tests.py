@@ -70,6 +70,11 @@ def _tools(ws):
     return [harness.make_read_tool(ws), harness.make_write_tool(ws)]
 
 
+def _plain(tool):
+    """A deep copy of a tool dict without its execute function, to compare before and after."""
+    return json.loads(json.dumps({k: v for k, v in tool.items() if k != "execute"}, default=repr))
+
+
 def _first_difference(got, want):
     """Where two texts part, in words: a long assertEqual would make difflib think for ages."""
     for n, (a, b) in enumerate(zip(got.splitlines(), want.splitlines()), 1):
@@ -286,8 +291,9 @@ class Lab1(_LabCase):
 
     def test_list_skills(self):
         """list_skills(ws) gives one {"name", "description", "path"} per skills/<name>/SKILL.md,
-        sorted by name even when the disk lists the folder in another order, the description ""
-        when its front matter has none, skips a folder without a SKILL.md and a SKILL.md deeper
+        named by its folder even when its front matter says another name, sorted by name even
+        when the disk lists the folder in another order, the description "" when its front
+        matter has none, skips a folder without a SKILL.md and a SKILL.md deeper
         down (skills/archive/old-release/SKILL.md), and gives [] when there is no skills
         folder."""
         got = self.skills_of(self.call("with a skills/notes/ folder that holds no SKILL.md, "
@@ -316,6 +322,14 @@ class Lab1(_LabCase):
         self.assertEqual([dict(s) for s in got], want, f"for a SKILL.md with no front matter "
                          f"list_skills returned {got}; expected {want}: skill_description gives "
                          "\"\" and the skill is still listed.")
+        renamed = lab.Workspace({"skills/deploy/SKILL.md":
+                                 "---\nname: ship-it\ndescription: Deploy the app.\n---\n\nSteps.\n"})
+        got = self.skills_of(self.call("list_skills", harness.list_skills, renamed))
+        want = [{"name": "deploy", "description": "Deploy the app.",
+                 "path": "skills/deploy/SKILL.md"}]
+        self.assertEqual([dict(s) for s in got], want, f"for skills/deploy/SKILL.md whose front "
+                         f"matter says name: ship-it, list_skills returned {got}; expected {want}: "
+                         "a skill's name is its folder's, the name its path is built from.")
         got = self.skills_of(self.call("with no skills folder, list_skills", harness.list_skills,
                                        lab.Workspace({"a.py": ""})))
         self.assertEqual(list(got), [], f"with no skills folder, list_skills returned {got!r}; "
@@ -587,6 +601,7 @@ class Lab1(_LabCase):
         tools = [_tool("grep", "Search files.", ["Quote paths."]),
                  _tool("find", "Find files.", ["Prefer grep to reading."])] + _tools(ws)
         extra = ["Keep answers short."]
+        before = [_plain(tool) for tool in tools]
         first = self.build(tools, ws, "app/api", guidelines=extra)
         second = self.build(tools, ws, "app/api", guidelines=extra)
         self.assertEqual(ws.writes, [], f"building the prompt wrote to the disk: {ws.writes[:2]}.")
@@ -596,6 +611,8 @@ class Lab1(_LabCase):
             ("the caller's guidelines", extra, ["Keep answers short."]),
             ("the list of tools", [t["name"] for t in tools], ["grep", "find", "read", "write"]))
             if now != was]
+        changed += [f"the {was['name']} tool (its keys are now {sorted(_plain(now))})"
+                    for now, was in zip(tools, before) if _plain(now) != was]
         self.assertEqual(changed, [], f"after two builds, {', '.join(changed)} had changed: "
                          "building the prompt must leave its arguments as they came. Gather the "
                          "guidelines into a new list of your own.")
