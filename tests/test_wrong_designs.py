@@ -47,3 +47,34 @@ def test_wrong_design_fails_plainly(tmp_path, page, design):
     assert not verdict.problems, (
         f"lessons/{page.folder}/wrong.yaml:{design.line}: {design.name!r} is not caught plainly:\n"
         + "\n".join(verdict.problems))
+
+
+# Right designs a reader may write, each a correct harness in another shape: every test of the lab
+# must pass it. A test that inspects the reader's code (lab 1.1 reads chat's code for the names it
+# uses) must not trip over a comprehension, a generator expression, a lambda or a nested def, whose
+# code Python keeps as constants of chat's own (a list comprehension too, on CPython 3.10 and 3.11).
+RIGHT = [
+    ("1.1", "chat with a comprehension, a generator expression, a lambda and a nested def", """
+def chat(model, messages, text):
+    \"\"\"The same exchange, written with nested code.\"\"\"
+    add = lambda message: messages.append(message)
+    def ask():
+        return model.complete(SYSTEM, messages, [])
+    add(user_message(text))
+    assert all(isinstance(m, dict) for m in messages) and [m for m in messages if m]
+    reply = ask()
+    add(reply)
+    return reply
+"""),
+]
+
+
+@pytest.mark.parametrize("point,name,code", RIGHT, ids=[f"{p}-{n.split(' ')[1]}" for p, n, _ in RIGHT])
+def test_a_right_design_in_another_shape_passes_every_test(tmp_path, point, name, code):
+    page = next(page for page in LESSONS if any(page.point(k) == point for k in range(1, len(page.labs) + 1)))
+    lab = next(k for k in range(1, len(page.labs) + 1) if page.point(k) == point)
+    design = wrong.WrongDesign(name=name, lab=lab, why="", fails=(), line=0, append=code, point=point)
+    verdict, = wrong.judge(PROJECT, page, [design], LABS.stages.solution, tmp_path)
+    failed = [f"{r['id']}: {r['status']}: {r['message'][:300]}" for r in verdict.results
+              if r["status"] != "pass"]
+    assert not failed, f"lab {point}'s tests fail a right design ({name}):\n" + "\n".join(failed)

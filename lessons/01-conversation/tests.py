@@ -523,11 +523,12 @@ def _holds(value, said):
 
 
 def _global_names(code):
-    """The global names a function's code (and the code nested in it) may read."""
+    """The global names a function's code (and the code nested in it: a comprehension, a lambda,
+    a def inside it) may read, sorted."""
     names = set(code.co_names)
     for const in code.co_consts:
         if hasattr(const, "co_names"):
-            names |= _global_names(const)
+            names.update(_global_names(const))
     return sorted(names)
 
 
