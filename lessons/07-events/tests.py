@@ -479,7 +479,7 @@ class Lab1(unittest.TestCase):
                          "whether there is text")
 
     def test_final_text_renderer_on_failure(self):
-        """After a run that failed, finish() prints "Error: 503 overloaded" and returns False, and a failed reply that got words out first ("I'll clear out the old build first.", then "connection reset") prints "Error: connection reset", not its words, and so does one that got a call out before it failed ("Error: cut off"); with no assistant message at all it prints nothing and returns False."""
+        """After a run that failed, finish() prints "Error: 503 overloaded" and returns False, and a failed reply that got words out first ("I'll clear out the old build first.", then "connection reset") prints "Error: connection reset", not its words, and so does one that got a call out before it failed ("Error: cut off"); a failed reply whose error_message is empty prints "Error: " and returns False; with no assistant message at all it prints nothing and returns False."""
         model = lab.ScriptedModel([lab.provider_error("503 overloaded")])
         frontend, _ = self._call(harness.FinalTextRenderer)
         run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [], "Hi"))
@@ -512,6 +512,16 @@ class Lab1(unittest.TestCase):
                          f"and returned {ok!r}; expected 'Error: cut off\\n' and False: keep "
                          "every assistant message, the failed one with a call too, and look at "
                          "stop_reason first")
+        bare = dict(lab.provider_error("x"), error_message="")    # failed, with no reason given
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        run = lab.steps(harness.run_agent(lab.ScriptedModel([bare]), harness.SYSTEM, [], [], "Hi"))
+        self._call(lambda: [frontend.render(event) for event in run])
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, ok), ("Error: \n", False),
+                         f"after a failed reply whose error_message is empty, finish() printed "
+                         f"{printed!r} and returned {ok!r}; expected 'Error: \\n' and False: "
+                         "stop_reason \"error\" is what says a reply failed, whatever its "
+                         "error_message holds")
         frontend, _ = self._call(harness.FinalTextRenderer)
         ok, printed = self._call(frontend.finish)
         self.assertEqual((printed, self.stderr, ok), ("", "", False),
@@ -520,7 +530,7 @@ class Lab1(unittest.TestCase):
                          "a frontend that saw no answer cannot vouch for the run")
 
     def test_final_text_renderer_run_left(self):
-        """A run its consumer left before the answer has none: stopped at the first tool_execution_start after the reply "Let me check the config." and its call, or just after that call's result, finish() prints nothing and returns False."""
+        """A run its consumer left before the answer has none: stopped at the first tool_execution_start after the reply "Let me check the config." and its call, or just after that call's result, finish() prints nothing and returns False; so too when that reply holds its call but ended with stop_reason "length", not "toolUse"."""
         for stop_at, what in (("tool_execution_start", "at the first tool_execution_start"),
                               ("toolResult", "just after the call's result")):
             call = lab.call("ping", {}, id="p1")
@@ -540,6 +550,19 @@ class Lab1(unittest.TestCase):
                              f"(stderr {self.stderr!r}) and returned {ok!r}; expected nothing "
                              "and False: the newest reply asked for a tool, so it is not the "
                              "answer, and a run left before its answer did not end well")
+        call = lab.call("ping", {}, id="p1")    # cut off at its token limit, call already out
+        long = dict(lab.reply(lab.text("Let me check the config."), call), stop_reason="length")
+        model = lab.ScriptedModel([long, lab.say("It said pong.")])
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [_echo([])], "Ping it."))
+        self._render_until(frontend, run, lambda event: event["type"] == "tool_execution_start")
+        ok, printed = self._call(frontend.finish)
+        self.assertEqual((printed, self.stderr, ok), ("", "", False),
+                         f"with the consumer gone at the first tool_execution_start, after a "
+                         f"reply that holds a call but has stop_reason \"length\", finish() "
+                         f"printed {printed!r} and returned {ok!r}; expected nothing and False: "
+                         "a reply asks for tools when tool_calls(message) is not empty, whatever "
+                         "its stop_reason says (the loop ran that call)")
 
     def test_final_text_renderer_left_after_the_answer(self):
         """A consumer that stops reading at the answer's own message_end (as the page's cell does) still has it: finish() prints "It said pong." and returns True."""
