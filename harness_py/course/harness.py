@@ -134,9 +134,10 @@ def int_arg(arguments, name, default):
 #
 # A tool is a dict with four keys; make_write_tool, further down, builds one.
 #   tool_specs(tools) -> list   what the model is told about the tools: for each tool, in order,
-#                               a dict of its "name", "description" and "parameters". Never its
-#                               "execute": the function stays in this program. Worked out from
-#                               the list it is given on every call, like run_tool's lookup.
+#                               a dict of its "name", "description" and "parameters" (one for
+#                               every tool, even two that share a name). Never its "execute":
+#                               the function stays in this program. Worked out from the list,
+#                               and each tool's keys, on every call, like run_tool's lookup.
 #@ code
 def tool_specs(tools):
     """What the model is told about the tools: everything except the function."""

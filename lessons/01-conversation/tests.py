@@ -15,6 +15,7 @@ exception from the reader's code becomes a failure with a sentence, never an err
 """
 import collections
 import copy
+import types
 import unittest
 
 import harness
@@ -337,6 +338,25 @@ class Lab1(unittest.TestCase):
             if gap:
                 self.fail(f"call {n} should be sent the transcript so far, oldest first; {gap}")
 
+    def test_long_list_sent_whole(self):
+        """A list that already holds 1,000 messages is sent whole: the call is sent all 1,001, the first message of the list first, however long the conversation has grown."""
+        messages = []
+        for n in range(1, 501):
+            messages += [lab.user(f"Note number {n}."), lab.say(f"Noted: {n}.")]
+        model = lab.ScriptedModel([lab.forgetful()])
+        self.chat(model, messages, "What was note number 1?")
+        if len(model.calls) != 1:
+            self.fail(f"one exchange should make one model call, not {len(model.calls)}")
+        sent = model.calls[0].messages
+        if len(sent) != 1001:
+            self.fail("your list held 1,000 messages before the question, so the call should be "
+                      f"sent 1,001; it was sent {len(sent)}, starting "
+                      f"{lab.show(sent[:1]) or '(nothing)'}. Send the whole list, however long: "
+                      "whatever is cut from the start, the model never heard")
+        gap = _first_difference(messages[:1001], sent)
+        if gap:
+            self.fail(f"the call should be sent your list as it stands, oldest first; {gap}")
+
     def test_empty_message_sent(self):
         """An empty message is still a message: chat(model, messages, "") sends the user's empty message to the model, and nothing is filtered out of the list."""
         model = lab.ScriptedModel([lab.forever(lab.forgetful())])
@@ -457,23 +477,25 @@ class Lab1(unittest.TestCase):
 
 
     def test_chat_only_adds(self):
-        """chat only adds to your list: a list that already ends on a user message, as a failed call leaves it, keeps that message, and afterwards holds user, user, assistant."""
-        first = lab.user("My name is Ada.")
+        """chat only adds to your list: a list that already ends on a user message, as a failed call leaves it, keeps that message even when the same words are sent again, and afterwards holds user, user, assistant."""
+        first = lab.user("What is my name?")
         messages = [first]
         model = lab.ScriptedModel([lab.forgetful()])
         self.chat(model, messages, "What is my name?")
-        if not messages or messages[0] is not first or first != lab.user("My name is Ada."):
+        if not messages or messages[0] is not first or first != lab.user("What is my name?"):
             self.fail("your list started with a user message a failed call had left on it, "
-                      "\"My name is Ada.\", and chat took it away or changed it; the list now "
+                      "\"What is my name?\", and chat took it away or changed it; the list now "
                       f"holds:\n{_listing(messages)}\nAppend to the list, and leave what is on it "
                       "as it is")
         roles = [m.get("role") if isinstance(m, dict) else "?" for m in messages]
         if roles != ["user", "user", "assistant"]:
-            self.fail("after one exchange on a list holding one user message, the list should "
-                      f"hold user, user, assistant; it holds {_listing(messages)}")
+            self.fail("a failed call had left \"What is my name?\" on the list, and chat was "
+                      "called again with the same words: the list should then hold user, user, "
+                      f"assistant, the retry added as a message of its own; it holds "
+                      f"{_listing(messages)}")
 
     def test_no_copy_of_its_own(self):
-        """chat keeps no copy of the conversation: after two exchanges no list, dict or set in harness.py holds their messages, and chat reads no such thing kept outside it or in a default argument."""
+        """chat keeps no copy of the conversation: after two exchanges no list, dict or set in harness.py, at its top level or on an object or function there, holds their messages, and chat reads no such thing kept outside it or in a default argument."""
         model = lab.ScriptedModel([lab.forever(lab.forgetful())])
         messages = []
         self.chat(model, messages, "My name is Ada.")
@@ -483,6 +505,19 @@ class Lab1(unittest.TestCase):
             if value is not messages and _holds(value, said):
                 self.fail(f"harness.{name} holds messages of the conversation too: chat keeps a "
                           "copy of its own. Keep none; the caller's list is the only memory")
+        for name, value in sorted(vars(harness).items()):
+            if isinstance(value, types.ModuleType):
+                continue
+            try:
+                attributes = dict(vars(value))
+            except TypeError:           # no __dict__: a number, a string, a list
+                continue
+            for attribute, held in sorted(attributes.items()):
+                # a handle on the caller's own list is not a copy; a list holding their messages is
+                if held is not messages and _holds(held, said):
+                    self.fail(f"harness.{name}.{attribute} holds messages of the conversation "
+                              "too: chat keeps a copy of its own on an object. Keep none; the "
+                              "caller's list is the only memory")
         chat = getattr(harness, "chat", None)
         if not callable(chat) or not hasattr(chat, "__code__"):
             return                      # from lesson 3 on, run_agent does the exchange

@@ -357,6 +357,21 @@ class Lab2(_Reader):
         if runs:
             self.fail(f"telling the model about a tool must not run it, but these ran: {runs}")
 
+    def test_one_spec_for_each_tool(self):
+        """tool_specs gives one spec for each tool on the list, in order, even for two tools that share a name: it merges and drops none."""
+        runs = []
+        tools = [_counting_tool("echo", "hi", runs), _counting_tool("clock", "12:00", runs),
+                 _counting_tool("echo", "hello", runs)]
+        tools[2]["description"] = "A second echo tool."
+        specs = self.call("tool_specs", tools)
+        got = [(spec.get("name"), spec.get("description")) if isinstance(spec, dict) else spec
+               for spec in specs] if isinstance(specs, list) else specs
+        want = [(tool["name"], tool["description"]) for tool in tools]
+        if got != want:
+            self.fail(f"tool_specs of three tools, two of them named echo, should give three "
+                      f"specs, one for each tool in the list's order, {want}; it gave {got}. "
+                      "Make a spec for every tool, and merge or drop none")
+
     def test_runs_the_named_tool(self):
         """run_tool runs the tool the call names, with the call's arguments, and returns its toolResult: the call's id and name, what execute returned, and is_error False."""
         runs = []
@@ -470,7 +485,7 @@ class Lab2(_Reader):
                       "answers it with a result marked is_error")
 
     def test_reads_the_tools_every_time(self):
-        """tool_specs and run_tool read the list they are given on every call: a tool appended to the list after a first call is told to the model and run by the next, and so is a tool put in place of another under the same name, the list's length unchanged."""
+        """tool_specs and run_tool read the list they are given on every call: a tool appended to the list after a first call is told to the model and run by the next, and so is a tool put in place of another under the same name, the list's length unchanged, and a description edited in place in a tool already on the list."""
         runs = []
         tools = [_counting_tool("ping", "pong", runs)]
         self.call("tool_specs", tools)
@@ -506,6 +521,15 @@ class Lab2(_Reader):
                       f"length of list), a call for ping was answered {got!r}, not the new "
                       "tool's 'PONG': look the name up in the list you are given, every time, "
                       "and keep no table from the last call")
+        tools[1]["description"] = "Stamp the time, edited."     # the same dict, changed
+        specs = self.call("tool_specs", tools)
+        told = specs[1].get("description") if isinstance(specs, list) and len(specs) > 1 \
+            and isinstance(specs[1], dict) else specs
+        if told != "Stamp the time, edited.":
+            self.fail(f"after the stamp tool's description was edited in place (the same dict, "
+                      f"still on the list), tool_specs told the model {told!r}, not "
+                      "'Stamp the time, edited.': read each tool's keys on every call, and keep "
+                      "no spec from an earlier call, not even one for the same tool")
 
     def test_ids_not_mixed(self):
         """Two calls to one tool, c1 and c2, with different arguments get two results: each carries its own call's id, and the tool ran once for each."""

@@ -114,28 +114,33 @@ class Lab1(unittest.TestCase):
             self.fail(f"the job takes four model calls; run_agent made {len(model.calls)}")
 
     def test_many_rounds(self):
-        """A model that calls a tool 200 times, one call per reply, gets all 200 results and then answers, its last call sent all 401 messages: the loop has no count of its own and cuts nothing."""
+        """A model that calls a tool 1,001 times, one call per reply, gets all 1,001 results and then answers, its last call sent all 2,003 messages: no count of the loop's own stops it early, not even one as large as 1,000, and nothing is cut."""
+        rounds = 1001
         runs = []
-        steps = [lab.reply(lab.call("echo", {"n": n}, id=f"c{n}")) for n in range(1, 201)]
-        model = lab.ScriptedModel(steps + [lab.say("Two hundred.")])
+        # each reply brings its own usage, so the model does not count the tokens of 1,001
+        # growing requests, which would take longer than the loop does
+        steps = [dict(lab.reply(lab.call("echo", {"n": n}, id=f"c{n}")),
+                      usage={"input": 2 * n, "output": 1}) for n in range(1, rounds + 1)]
+        model = lab.ScriptedModel(steps + [dict(lab.say("Done counting."),
+                                                usage={"input": 2 * rounds + 2, "output": 1})])
         messages = []
-        self.run_agent(model, messages, [_tool("echo", runs)], "Count to two hundred.")
-        if len(runs) != 200 or len(model.calls) != 201:
-            self.fail(f"200 calls should run over 201 model calls; {len(runs)} ran over "
-                      f"{len(model.calls)}, and the list ends {_shape(messages[-3:])}. Go round "
-                      "until a reply asks for nothing, however many turns that takes: a limit "
-                      "is a brake (lesson 5), not the way a run ends.")
+        self.run_agent(model, messages, [_tool("echo", runs)], "Count to 1,001.")
+        if len(runs) != rounds or len(model.calls) != rounds + 1:
+            self.fail(f"{rounds} tool calls should run over {rounds + 1} model calls; {len(runs)} "
+                      f"ran over {len(model.calls)}, and the list ends {_shape(messages[-3:])}. "
+                      "Go round until a reply asks for nothing, however many turns that takes: "
+                      "a limit is a brake (lesson 5), not the way a run ends.")
         results = [m for m in messages if m.get("role") == "toolResult"]
-        if len(results) != 200:
-            self.fail(f"the list should hold 200 results; it holds {len(results)}")
-        if lab.show(messages[-1:]) != 'assistant -> "Two hundred."':
-            self.fail("the list should end on the answer 'Two hundred.'; it ends "
+        if len(results) != rounds:
+            self.fail(f"the list should hold {rounds} results; it holds {len(results)}")
+        if lab.show(messages[-1:]) != 'assistant -> "Done counting."':
+            self.fail("the list should end on the answer 'Done counting.'; it ends "
                       f"{lab.show(messages[-1:]) or 'with nothing'}")
         last = model.calls[-1].messages
-        if len(last) != 401 or list(last) != messages[:401]:
-            self.fail(f"call 201 should be sent all 401 messages before it, from the prompt on; "
-                      f"it was sent {len(last)}, starting {_shape(last[:1])}. Send the whole "
-                      "list on every call, however long it has grown")
+        if len(last) != 2 * rounds + 1 or list(last) != messages[:2 * rounds + 1]:
+            self.fail(f"call {rounds + 1} should be sent all {2 * rounds + 1} messages before it, "
+                      f"from the prompt on; it was sent {len(last)}, starting {_shape(last[:1])}. "
+                      "Send the whole list on every call, however long it has grown")
 
     def test_same_call_again(self):
         """A model that asks to read a.txt three times in a row, while the file changes, gets three results and then answers: a repeated call is run again, not taken for the end."""
@@ -238,12 +243,24 @@ class Lab1(unittest.TestCase):
         messages = []
         tools = [harness.make_write_tool(ws)]
         self.run_agent(model, messages, tools, JOB)
+        # what each call should be sent, known without reading your list: the job's transcript
+        job = "U A[w1] R(w1) A[w2] R(w2) A[w3] R(w3) A".split()
         for number, request in enumerate(model.calls, 1):
-            want = messages[:2 * number - 1]
-            if request.messages != want:
-                self.fail(f"call {number} should be sent {_shape(want)}; it was sent "
+            if number > 4:
+                self.fail(f"the job takes four model calls; run_agent made {len(model.calls)}")
+            want = " ".join(job[:2 * number - 1])
+            if _shape(request.messages) != want:
+                self.fail(f"call {number} should be sent {want}; it was sent "
                           f"{_shape(request.messages)}. The model keeps nothing: send the whole "
                           "list, not only what is new.")
+            if request.messages[0] != harness.user_message(JOB):
+                self.fail(f"call {number} should be sent the prompt first, as user_message made "
+                          f"it; it was sent {request.messages[0]!r}")
+            for earlier in range(1, number):
+                if request.messages[2 * earlier - 1] != model.calls[earlier - 1].reply:
+                    self.fail(f"call {number} should be sent the reply to call {earlier} as it "
+                              "came back; it was sent "
+                              f"{request.messages[2 * earlier - 1]!r}")
             if request.system != harness.SYSTEM:
                 self.fail(f"call {number} was sent the system prompt {request.system!r}; "
                           "send the one run_agent was given (here SYSTEM)")
