@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .messages import provider_error, say, validate
-from .workspace import PowerCut
+from .workspace import PowerCut, power_out
 
 __all__ = [
     "Request", "ScriptedModel", "ScriptExhausted", "forever", "power_cut", "raises", "forgetful",
@@ -186,6 +186,7 @@ class ScriptedModel:
             if isinstance(step, _Forever):
                 step = step.step
         if isinstance(step, _PowerCut):
+            power_out(f"model call {request.number}, a machine-wide cut")
             raise PowerCut(f"the power went out during model call {request.number}")
         if isinstance(step, _Raises):
             error = step.error

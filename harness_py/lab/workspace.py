@@ -16,6 +16,9 @@ page, deterministically, a thousand times a second, so the disk is a dict and th
   call fsync. (Tau's session log, at the commit the book pins, does not: its append opens the file,
   writes the line and closes it, src/tau_agent/session/storage.py:30-34. Its project-trust store
   does, src/tau_coding/project_trust.py:438-452.)
+- `lab.power_cut()`, a step of the scripted model, cuts the whole machine: every Workspace that
+  exists at that moment is off from then on, so a `finally` that tries to save on the way out
+  writes nothing, as on a real machine. A disk from reboot() takes writes again.
 - A fault plan, `Workspace(files, faults=cut(at_write=3, after_bytes=10))`, pulls the plug in the
   middle of the third write or append, after 10 bytes of it reached the disk, and raises PowerCut.
   It is how a torn write is made on purpose.
@@ -85,6 +88,18 @@ def cut(at_write: int, after_bytes: int | None = None, *, fraction: float | None
     return Cut(at_write, after_bytes, fraction, None if path is None else _key(path), before)
 
 
+_POWER = {"outages": 0, "last": ""}  # machine-wide cuts so far (lab.power_cut()), the last one's place
+
+
+def power_out(where: str) -> None:
+    """The whole machine loses its power (model.py's power_cut() step calls this): every
+    Workspace that exists now is off, as its own fault plan would leave it, so a `finally` or an
+    `except BaseException` that runs on the way out of PowerCut writes nothing. Only a disk from
+    reboot(), or a Workspace made later, takes writes again."""
+    _POWER["outages"] += 1
+    _POWER["last"] = where
+
+
 CWD = "/workspace"  # where the disk is, for a program that asks (Shell's pwd prints it)
 
 
@@ -143,6 +158,7 @@ class Workspace:
         self.writes: list[tuple[str, str, str]] = []
         self.cut_point: str | None = None  # once the fault plan has fired: where, in words
         self._counted = 0                   # writes and appends counted for the fault plan
+        self._outages = _POWER["outages"]         # machine-wide cuts before this disk was made
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -194,6 +210,8 @@ class Workspace:
             raise TypeError(f"data must be str, not {type(data).__name__}")
 
     def _alive(self) -> None:
+        if self.cut_point is None and self._outages != _POWER["outages"]:
+            self.cut_point = str(_POWER["last"])
         if self.cut_point is not None:
             raise PowerCut(f"the power is off ({self.cut_point}); reboot() to use the disk again")
 

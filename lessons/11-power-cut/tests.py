@@ -663,10 +663,15 @@ class Lab2(_LabCase):
         """A run closed by its consumer after any event also closes run_agent's generator at once, as lesson 10's _run did: the new _run's finally still calls run.close() before it clears the running flag."""
         original = harness.run_agent
         made = []                                 # held here, so dropping one does not close it
+        running_at_close = []                     # h.is_running as run_agent's generator ends
+        owner = []
 
         def spy(*args, **kwargs):
             def watched():
-                yield from original(*args, **kwargs)
+                try:
+                    yield from original(*args, **kwargs)
+                finally:
+                    running_at_close.append(owner[-1].is_running)
             generator = original(*args, **kwargs) if inspect.isasyncgenfunction(original) \
                 else watched()                    # lesson 15 on: watched as it is
             made.append(generator)
@@ -678,7 +683,9 @@ class Lab2(_LabCase):
         try:
             for k in range(1, total + 1):
                 made.clear()
+                running_at_close.clear()
                 h, _, _ = _job(lab.Workspace())
+                owner.append(h)
                 h.subscribe(lambda event: None)
                 run = lab.steps(h.prompt(JOB))
                 last = [next(run) for _ in range(k)][-1]
@@ -697,6 +704,12 @@ class Lab2(_LabCase):
                               "the run is closed but run_agent's generator is still paused at "
                               "its yield. Keep lesson 10's finally in your new _run: "
                               "run.close(), then the running flag cleared.")
+                if running_at_close and running_at_close[-1] is not True:
+                    self.fail(f"closed after {k} of {total} events (the last: {last['type']}), "
+                              "run_agent's generator was closed after the running flag was "
+                              "cleared; expected the flag still set while run.close() runs. "
+                              "Keep lesson 10's order in your new _run's finally: "
+                              "run.close() first, then the running flag cleared.")
         finally:
             harness.run_agent = original
 
@@ -816,6 +829,22 @@ class Lab2(_LabCase):
                          f"{len(heard)} events of a run of {len(events)}; expected each once. An "
                          "undo takes off one subscription, its own: remove the listener once, "
                          "not every time it is on the list.")
+
+    def test_undo_both_of_two(self):
+        """Two different listeners A and B, subscribed in that order; A's undo is called, then B's: nobody hears the next run, since each undo takes off its own listener wherever it now sits on the list."""
+        h, _, _ = _job(lab.Workspace())
+        heard = []
+        undo_a = self.subscribe(h, lambda event: heard.append("A"))
+        undo_b = h.subscribe(lambda event: heard.append("B"))
+        undo_a()
+        undo_b()
+        events = _consume(h.prompt(JOB))
+        self.assertEqual(heard, [],
+                         f"subscribed A then B, then undid A, then B: the next run of "
+                         f"{len(events)} events was still heard {heard.count('A')} times by A "
+                         f"and {heard.count('B')} times by B; expected nobody. Once A is gone, "
+                         "B has moved up the list: an undo must find its own subscription "
+                         "where it is now, not where it was when it subscribed.")
 
     def test_undo_twice_of_one_function_twice(self):
         """One function subscribed twice, and the first subscription's undo called twice: the second call does nothing, so the function still hears each event of the next run once, through the second subscription."""
@@ -943,7 +972,7 @@ class Lab2(_LabCase):
                          "get_follow_ups (and get_steering) on to run_agent from _run.")
 
     def test_repeated_and_empty_saved(self):
-        """A message equal to one already saved ("Again." asked twice, answered the same) and an empty failed reply are each saved as lines of their own: the log replays exactly the record."""
+        """A message equal to one already saved ("Again." asked twice, answered the same) and an empty failed reply are each saved as lines of their own, and so is a steered "Yes." right after the prompt "Yes.": the log replays exactly the record."""
         ws = lab.Workspace()
         log = harness.SessionLog(ws, LOG)
         model = lab.ScriptedModel([lab.say("Same."), lab.say("Same."),
@@ -957,6 +986,16 @@ class Lab2(_LabCase):
                          f"{_shape(h.messages)}. Every message_end is one new line, whatever the "
                          "message says: one equal to an earlier message, or an empty failed "
                          "reply, still happened, and the record keeps it.")
+        log = harness.SessionLog(lab.Workspace(), LOG)
+        h = harness.Harness(lab.ScriptedModel([lab.say("Done.")]), harness.SYSTEM, [])
+        h.subscribe(harness.persist_to(log))
+        h.steer("Yes.")
+        _consume(h.prompt("Yes."))
+        self.assertEqual(log.replay(), list(h.messages),
+                         f"prompted \"Yes.\" with \"Yes.\" steered in right behind it, the log "
+                         f"replays {_shape(log.replay())} but the record is {_shape(h.messages)}. "
+                         "A message equal to the one just logged is still a message of its "
+                         "own: save every message_end, even one the log's last line matches.")
 
     def test_flag_still_set_by_prompt(self):
         """The rewritten _run, with a saver subscribed, keeps lesson 8's rule: prompt() sets is_running at once, so a second prompt() before the first run's first event raises RuntimeError."""
