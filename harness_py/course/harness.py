@@ -76,6 +76,7 @@ def tool_calls(message):
 # error_message(text) -> dict   an assistant message that says why a run stopped:
 #     {"role": "assistant", "content": [], "stop_reason": "error", "error_message": text}
 #                               Nothing in content, so there is nothing to act on.
+#                               A new dict, with a new content list, on every call.
 #@ code
 
 
@@ -177,7 +178,8 @@ def run_tool(tools, call):
 #   - a tool that raises: the result's content is str(exception), and is_error is True (for
 #     one with no message, str() is ""; its type's name is accepted there too)
 #   - no tool of that name: content f"Tool {name} not found", is_error True
-#   - otherwise what execute returned, as it came (never str() of it), is_error False
+#   - otherwise what execute returned, as it came (never str() of it; None stays None),
+#     is_error False
 # A call runs its tool at most once: never a second time to see what happens. Catch Exception,
 # not BaseException: Ctrl-C, sys.exit() and lab.PowerCut are not the tool's news, and go
 # straight through (run_agent does not catch them either). run_tool never raises Exception.

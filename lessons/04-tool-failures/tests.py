@@ -235,8 +235,8 @@ class Lab1(_LabCase):
                           "run) happens each time it runs.")
 
     def test_output_kept_as_it_came(self):
-        """A working tool's output goes into the result as the very object execute returned, not converted: a tool that returns 42 or a list gets 42 or that list as its content, not str() of it."""
-        for output in (42, [{"type": "text", "text": "hi"}]):
+        """A working tool's output goes into the result as the very object execute returned, not converted: a tool that returns 42, a list or None gets 42, that list or None as its content, not str() of it and not "" in place of None."""
+        for output in (42, [{"type": "text", "text": "hi"}], None):
             when = f"When the tool returns {output!r}"
             result = self.run_tool([_tool("echo", lambda arguments: output)],
                                    lab.call("echo", {}, id="c6"), when)
@@ -244,7 +244,8 @@ class Lab1(_LabCase):
                 self.fail(f"{when}, the result's content is {_what(result.get('content'))}; "
                           f"expected {output!r} itself, the object execute returned. run_tool "
                           "keeps what a working tool returns and changes nothing: a tool that "
-                          "returns a non-string is the tool's to fix, and str() would hide it.")
+                          "returns a non-string is the tool's to fix, and str() or a \"\" in "
+                          "its place would hide it.")
 
     def test_ctrl_c_is_not_the_tools_news(self):
         """A KeyboardInterrupt, a SystemExit or a lab.PowerCut raised inside a tool goes straight through run_tool: Ctrl-C, sys.exit() and a power cut are not tool failures."""

@@ -11,6 +11,7 @@ later lessons (where run_agent becomes a generator of events) pass these tests t
 that escapes run_agent is caught here and reported as a plain failure with a sentence: a stop that
 raises is the mistake this lab is about, not a crash of the test.
 """
+import collections.abc
 import inspect
 import unittest
 
@@ -50,7 +51,9 @@ class Lab1(unittest.TestCase):
     def _run(self, model, tools, prompt="Go.", messages=None, *, what="a stop",
              system=harness.SYSTEM, returned=None, **options):
         """Run the agent to its end; an exception escaping run_agent is a plain FAIL. What
-        run_agent returned goes into `returned` (a list), when it is a list."""
+        run_agent returned goes into `returned` (a list), when it is a sequence of messages (a
+        list, a tuple, ...); a generator or other iterator (a later lesson's run of events) is
+        only driven to its end."""
         messages = [] if messages is None else messages
         if "max_turns" in options:
             self._takes_max_turns()
@@ -60,7 +63,8 @@ class Lab1(unittest.TestCase):
                 self.fail(f"run_agent returned None after {what}; it must return this run's "
                           "messages, the list whose last message says how the run ended. Did "
                           "you forget a return, or write a bare `return`?")
-            if isinstance(run, list) and returned is not None:
+            if (isinstance(run, collections.abc.Sequence) and not isinstance(run, (str, bytes))
+                    and returned is not None):
                 returned.append(run)
             lab.drive(run)
         except self.failureException:
@@ -99,7 +103,7 @@ class Lab1(unittest.TestCase):
                                                                              else ""))
 
     def test_error_message(self):
-        """error_message("Agent stopped") is {"role": "assistant", "content": [], "stop_reason": "error", "error_message": "Agent stopped"}, and each call makes a message of its own: one made earlier still says its own reason after error_message("Later") is made."""
+        """error_message("Agent stopped") is {"role": "assistant", "content": [], "stop_reason": "error", "error_message": "Agent stopped"}, and each call makes a message of its own: one made earlier still says its own reason after error_message("Later") is made, and the two do not share one content list."""
         expected = {"role": "assistant", "content": [], "stop_reason": "error",
                     "error_message": "Agent stopped"}
         got = self._stop("Agent stopped")
@@ -111,6 +115,10 @@ class Lab1(unittest.TestCase):
                       f"gave {got} and {later}: the first stop now shows the second one's reason. "
                       "Build a new dict on every call; two stops in one transcript are two "
                       "messages")
+        if got.get("content") is later.get("content"):
+            self.fail("error_message(\"Agent stopped\") and error_message(\"Later\") share one "
+                      "content list, so adding a block to one stop would change the other. Write "
+                      "a new [] inside error_message on every call, not a list made once outside it")
 
     def test_max_turns_stops_a_runaway(self):
         """With max_turns=3 and a model that never stops asking, the model is called exactly 3 times, every call gets its result, and the last message is error_message("Agent stopped after max_turns=3")."""
@@ -226,7 +234,7 @@ class Lab1(unittest.TestCase):
             self._run(lab.ScriptedModel(script), [_counter([])], messages=messages, what=what,
                       returned=returned, **options)
             if not returned:
-                continue            # a later lesson's run_agent gives events, not messages
+                continue            # a later lesson's run_agent gives events (an iterator), not messages
             run = returned[0]
             if lab.shape(run) != shape:
                 self.fail(f"after {what}, run_agent returned {lab.shape(run) or 'an empty list'}; "
