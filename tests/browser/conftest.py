@@ -150,15 +150,16 @@ def page(profiles):
     assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
-def screenshot(page, name: str) -> Path:
-    """Keep a screenshot of `page` as test-artifacts/<name>.png."""
+def screenshot(page, name: str, full_page: bool = False) -> Path:
+    """Keep a screenshot of `page` as test-artifacts/<name>.png (the whole page if asked)."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import Error as PlaywrightError
     try:
-        page.screenshot(path=str(path), full_page=False)
-    except PlaywrightTimeout:
+        page.screenshot(path=str(path), full_page=full_page)
+    except PlaywrightError as error:
         # A screenshot is kept for a person to look at, not asserted: on a machine too busy to
-        # paint within the time, the test's own checks still decide, and the picture is skipped.
-        print(f"screenshot {name}: the page did not paint in time; none kept")
+        # paint within the time, or short of memory for a whole long page ("Unable to capture
+        # screenshot"), the test's own checks still decide, and the picture is skipped.
+        print(f"screenshot {name}: none kept ({str(error).splitlines()[0]})")
     return path

@@ -15,7 +15,7 @@ import pytest
 
 from builder import course as course_stage, directives, source as source_stage
 from builder.project import Project
-from conftest import ARTIFACTS
+from conftest import screenshot
 from fixture_site import recorded, run_cell, wait_ready
 
 PROJECT = Project.book()
@@ -86,8 +86,7 @@ def test_a_reader_does_every_check_hint_prompt_and_cell(page, base_url, book_pag
         assert output == recorded(page, cell_id), f"cell {cell_id} printed otherwise in the page"
         wanted = "error" if cell.get_attribute("data-raises") is not None else "done"
         assert cell.get_attribute("data-state") == wanted, f"cell {cell_id}"
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"page-{book_page.id}.png"), full_page=True)
+    screenshot(page, f"page-{book_page.id}", full_page=True)
 
 
 @pytest.mark.parametrize("book_page", PAGES, ids=[p.id for p in PAGES])
@@ -114,7 +113,7 @@ def test_the_page_reads_without_javascript(profiles, base_url, book_page):
     assert page.locator("figure.figure img").count() == counts["figures"]
     for image in page.locator("figure img").all():
         assert image.get_attribute("alt")
-    page.screenshot(path=str(ARTIFACTS / f"page-{book_page.id}-nojs.png"), full_page=True)
+    screenshot(page, f"page-{book_page.id}-nojs", full_page=True)
 
 
 def test_lesson_11_leads_back_to_checkpoint_b_and_on_to_lesson_12(profiles, base_url):
