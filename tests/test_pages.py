@@ -94,6 +94,10 @@ _FAILED = '        return "provider failed"\n'
 _RAISED = ('    if last["role"] != "assistant":            # ends on a result or a prompt\n'
            '        return "model call raised"\n')
 _SENT_BACK = 'any(\n                m.get("stop_reason") == "error" for m in record[:-1])'
+_HIDDEN = ('    if any(m["role"] == "toolResult" and not m["is_error"]\n'
+           '           and m["content"].startswith("Error") for m in record):\n')
+_ONE_RESULT = ('    results = [m for m in record if m["role"] == "toolResult"]\n'
+               '    if results and not results[{0}]["is_error"] and results[{0}]["content"].startswith("Error"):\n')
 
 
 def _move(block, after):
@@ -128,6 +132,20 @@ DIAGNOSE_WRONG = {
                                    '            for c in harness.tool_calls(p)[:1]]\n'
                                    '           for i, m in enumerate(record)):\n'
                                    '        return "lost reply"\n'),
+    # Cold review 10: D1 (the brake, or a failure sent back, named before the whole-list rules),
+    # D2 and D3 (a hidden failure looked for in one result only).
+    "runaway checked before the whole-list rules":
+        lambda s: s.replace(_SEEDED, '    if last.get("stop_reason") == "error" and last["error_message"]'
+                                     '.startswith(\n            "Agent stopped after max_turns="):\n'
+                                     '        return "runaway"\n' + _SEEDED),
+    "failure sent back checked before the whole-list rules":
+        lambda s: s.replace(_SEEDED, '    if last.get("stop_reason") == "error" and "400" in last["error_message"]'
+                                     ' and any(\n            m.get("stop_reason") == "error" for m in record[:-1]):\n'
+                                     '        return "failure sent back"\n' + _SEEDED),
+    "hidden failure looked for in the first result only":
+        lambda s: s.replace(_HIDDEN, _ONE_RESULT.format(0)),
+    "hidden failure looked for in the last result only":
+        lambda s: s.replace(_HIDDEN, _ONE_RESULT.format(-1)),
     "failure sent back only when the A! is two back":
         lambda s: s.replace(_SENT_BACK, 'len(record) > 2 and record[-3].get("stop_reason") == "error"'),
 }

@@ -1293,6 +1293,8 @@ class Harness:
     # running flag and returns self._run(text). _run is the generator: it yields run_agent's
     # events and clears the flag when the run is exhausted. prompt must not be a generator
     # itself: its check would wait for the first next(), and a second prompt() would not raise.
+    # An exception run_agent lets out (a model call that raises) goes up to whoever pulls the
+    # run: the harness catches nothing.
 #@ code
     def __init__(self, model, system, tools, messages=(), max_turns=None):
         self._model, self._system, self._tools = model, system, list(tools)

@@ -139,8 +139,9 @@ class Lab1(_LabCase):
                       "self._messages, so what it appends is the harness's transcript.")
         announced = [event.get("message") for event in events if event["type"] == "message_end"]
         if any(a is not b for a, b in zip(announced, h.messages)):
-            self.fail("the message_end events carried copies of the messages, not the messages "
-                      "in h.messages: yield run_agent's events as they come, unchanged.")
+            self.fail("the message_end events and h.messages do not hold the same dicts: one "
+                      "side holds copies. h.messages is tuple(self._messages), the very dicts "
+                      "run_agent appended, and the events are yielded as they come, unchanged.")
         ended = events[-1].get("messages")
         if not isinstance(ended, list) or [id(m) for m in ended] != [id(m) for m in h.messages]:
             got = lab.shape(ended) or "an empty list" if isinstance(ended, list) else repr(ended)
@@ -205,7 +206,7 @@ class Lab1(_LabCase):
                       'assistant -> "Your name is Ada."')
 
     def test_is_running(self):
-        """is_running is False before a prompt, True from the call of prompt() before anything is pulled and at every event of the run, and False again once the run is exhausted."""
+        """is_running is a read-only property: False before a prompt, True from the call of prompt() before anything is pulled and at every event of the run, and False again once the run is exhausted; setting it from outside raises AttributeError."""
         h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
         if callable(h.is_running):
             self.fail("h.is_running gives back a method, not True or False: put @property on the "
@@ -323,6 +324,30 @@ class Lab1(_LabCase):
         except Exception as error:
             self.fail(f"pulling the run's events raised {type(error).__name__}: {error}")
 
+    def test_model_error_goes_up(self):
+        """A model call that raises is not the harness's to hide: pulling the run raises that very error, so whoever is pulling learns that the run died and why."""
+        error = ConnectionError("connection reset by peer")
+        h = self.build(lab.ScriptedModel([lab.raises(error)]))
+        run = self.prompt(h, "Hi", "On a new harness")
+        if not hasattr(run, "__next__"):
+            self.fail(f"h.prompt() returned {type(run).__name__}, not the run.")
+        try:
+            events = lab.drive(run)
+        except ConnectionError as raised:
+            if raised is not error:
+                self.fail(f"the model raised ConnectionError({str(error)!r}), and pulling the run "
+                          f"raised another ConnectionError({str(raised)!r}); expected the model's "
+                          "own error, passed on as it is.")
+            return
+        except Exception as other:
+            self.fail(f"the model raised ConnectionError({str(error)!r}), and pulling the run "
+                      f"raised {type(other).__name__}: {other}; expected the model's own error, "
+                      "passed on as it is.")
+        self.fail(f"the model raised ConnectionError({str(error)!r}), and the run ended quietly "
+                  f"after {len(events)} events, as if all were well: the harness swallowed the "
+                  "error. Put no try/except around the loop in _run; let the exception go up "
+                  "to whoever pulls the run.")
+
     def test_prompt_as_typed(self):
         """The prompt goes into the transcript exactly as typed, spaces and line breaks included."""
         h = self.build(lab.ScriptedModel([lab.say("Hello.")]))
@@ -415,7 +440,7 @@ class Lab1(_LabCase):
                       "__init__ and pass it to run_agent on every run.")
 
     def test_max_turns_passed_as_given(self):
-        """max_turns reaches the loop as it was given: with max_turns=0 the model is never called (U A!, as in lesson 5), and with no max_turns a model that asks 12 times and then answers is called 13 times."""
+        """max_turns reaches the loop as it was given: with max_turns=0 the model is never called (U A!, as in lesson 5), and with no max_turns a model that asks 300 times and then answers is called 301 times: no limit, not a large one."""
         model = lab.ScriptedModel([lab.say("Unreached.")])
         h = self.build(model, [_ping()], max_turns=0)
         run = self.prompt(h, "Go.", "On a new harness with max_turns=0")
@@ -430,7 +455,8 @@ class Lab1(_LabCase):
                       "expected no call and U A!: 0 is a limit of no calls (lesson 5), not a "
                       "missing value. Pass self._max_turns on exactly as it was given, with no "
                       "default of your own in its place (no `or`).")
-        calls = [lab.reply(lab.call("ping", {}, id=f"p{n}")) for n in range(1, 13)]
+        rounds = 300                   # more than any "safe" default a harness might put in None's place
+        calls = [lab.reply(lab.call("ping", {}, id=f"p{n}")) for n in range(1, rounds + 1)]
         model = lab.ScriptedModel(calls + [lab.say("Done.")])
         h = self.build(model, [_ping()])
         run = self.prompt(h, "Go.", "On a new harness with no max_turns")
@@ -440,11 +466,12 @@ class Lab1(_LabCase):
             self.fail(f"with no max_turns, pulling the run raised {type(error).__name__}: "
                       f"{error}")
         last = lab.show(list(h.messages)[-1:])
-        if len(model.calls) != 13 or last != 'assistant -> "Done."':
+        if len(model.calls) != rounds + 1 or last != 'assistant -> "Done."':
             self.fail(f"with no max_turns the model was called {len(model.calls)} time(s) and "
-                      f"the run ended on {last}; expected 13 calls, 12 rounds of tools and then "
-                      "the answer \"Done.\". max_turns=None means no limit: pass None on as it "
-                      "is, with no default of your own in its place.")
+                      f"the run ended on {last}; expected {rounds + 1} calls, {rounds} rounds of "
+                      "tools and then the answer \"Done.\". max_turns=None means no limit, not "
+                      "a large one: pass None on as it is, with no default of your own in its "
+                      "place.")
 
 if __name__ == "__main__":
     unittest.main()
