@@ -1371,7 +1371,7 @@ class Harness:
     # Below is lesson 9's Harness. One change, in _run. A consumer may stop pulling at any event
     # and close the run, and a run may die of an exception; either way the harness must be idle
     # again, or it refuses every prompt after. Keep run_agent's generator in a variable, loop
-    # over it inside try, and in finally close it (run.close()) and clear the running flag.
+    # over it inside try, and in finally close it (run.close()) and then clear the running flag.
 #@ code
     def __init__(self, model, system, tools, messages=(), max_turns=None):
         self._model, self._system, self._tools = model, system, list(tools)
