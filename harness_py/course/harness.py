@@ -2562,7 +2562,7 @@ def skill_description(text):
 #      then per file f'<instructions path="{path}">', its text with text.rstrip() (the end's
 #      blank space and line breaks go, the start is kept as written), and "</instructions>",
 #      one line each. A file that holds nothing but blank space is left out
-#   3. the skills, if there are any and a tool is named "read":
+#   3. the skills, if there are any and a tool is named exactly "read" (bash does not count):
 #        "Skills: when a task matches one, read its file with the read tool first."
 #      then one line per skill f"- {name}: {description} ({path})". Never a skill's body
 #   4. f"Today's date: {clock.today().isoformat()}" and, on the next line,
