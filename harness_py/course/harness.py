@@ -1376,7 +1376,7 @@ class Harness:
     # Below is lesson 9's Harness. One change, in _run. A consumer may stop pulling at any event
     # and close the run, and a run may die of an exception; either way the harness must be idle
     # again, or it refuses every prompt after. Keep run_agent's generator in a variable, loop
-    # over it inside try, and in finally close it (run.close()) and clear the running flag.
+    # over it inside try, and in finally close it (run.close()) and then clear the running flag.
 #@ code
     def __init__(self, model, system, tools, messages=(), max_turns=None):
         self._model, self._system, self._tools = model, system, list(tools)
@@ -2567,7 +2567,7 @@ def skill_description(text):
 #      then per file f'<instructions path="{path}">', its text with text.rstrip() (the end's
 #      blank space and line breaks go, the start is kept as written), and "</instructions>",
 #      one line each. A file that holds nothing but blank space is left out
-#   3. the skills, if there are any and a tool is named "read":
+#   3. the skills, if there are any and a tool is named exactly "read" (bash does not count):
 #        "Skills: when a task matches one, read its file with the read tool first."
 #      then one line per skill f"- {name}: {description} ({path})". Never a skill's body
 #   4. f"Today's date: {clock.today().isoformat()}" and, on the next line,

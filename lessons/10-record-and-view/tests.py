@@ -441,6 +441,58 @@ class Lab1(_LabCase):
         finally:
             harness.run_agent = original
 
+    def test_closed_before_idle(self):
+        """A run closed by its consumer after any event closes run_agent's generator first and only then clears the running flag: whatever run_agent does on its way out, it does while is_running is still True."""
+        original = harness.run_agent
+        seen = []                                 # is_running, as each run_agent's finally saw it
+        current = []                              # the harness under test, for the spy to ask
+
+        def spy(*args, **kwargs):
+            if inspect.isasyncgenfunction(original):   # lesson 15 on
+                async def watched():
+                    inner = original(*args, **kwargs)
+                    try:
+                        async for event in inner:
+                            yield event
+                    finally:
+                        await inner.aclose()
+                        seen.append(current[-1].is_running)
+            else:
+                def watched():
+                    try:
+                        yield from original(*args, **kwargs)
+                    finally:
+                        seen.append(current[-1].is_running)
+            return watched()
+
+        call = lab.call("t", {}, id="c1")
+        steps = [lab.reply(call), lab.say("Done.")]
+        harness.run_agent = spy
+        try:
+            current.append(harness.Harness(lab.ScriptedModel(list(steps)), harness.SYSTEM,
+                                           [_tool("t")]))
+            total = len(lab.drive(current[-1].prompt("Go.")))
+            for k in range(1, total):             # the last event ends the run: no close then
+                seen.clear()
+                h = harness.Harness(lab.ScriptedModel(list(steps)), harness.SYSTEM, [_tool("t")])
+                current.append(h)
+                run = lab.steps(h.prompt("Go."))
+                for _ in range(k):
+                    next(run)
+                self.close(run, f"After {k} of {total} events")
+                if not seen:
+                    self.fail(f"Harness._run: closed after {k} of {total} events, the run is "
+                              "closed but run_agent's generator is not. In _run's finally, call "
+                              "run.close() on it.")
+                if seen[-1] is not True:
+                    self.fail(f"Harness._run: closed after {k} of {total} events, run_agent's "
+                              "generator was closed after the running flag was cleared (its "
+                              "finally saw is_running False), so a new prompt could start while "
+                              "it was still on its way out. In _run's finally, call run.close() "
+                              "first, then clear the flag.")
+        finally:
+            harness.run_agent = original
+
     def test_failed_reply_with_only_a_call(self):
         """A failed reply that got a call out and no words is not empty: it stays in the view, and its call is answered by INTERRUPTED."""
         delete = lab.call("delete", {"path": "src"}, id="d1")

@@ -296,8 +296,9 @@ class Lab1(_LabCase):
         matter has none, skips a folder without a SKILL.md and a SKILL.md deeper
         down (skills/archive/old-release/SKILL.md), and gives [] when there is no skills
         folder."""
-        got = self.skills_of(self.call("with a skills/notes/ folder that holds no SKILL.md, "
-                                       "list_skills", harness.list_skills, _disk()))
+        got = self.skills_of(self.call("on a disk with skills/notes/ (no SKILL.md) and "
+                                       "skills/archive/old-release/SKILL.md, list_skills",
+                                       harness.list_skills, _disk()))
         deep = [s for s in got if isinstance(s, dict) and "archive" in str(s.get("path"))]
         self.assertEqual(deep, [], f"list_skills listed {deep}: a skill is a SKILL.md directly "
                          "inside a folder of skills/, and skills/archive/old-release/ is one "
@@ -495,13 +496,20 @@ class Lab1(_LabCase):
                              "with the read tool when it needs it.")
 
     def test_skills_need_read(self):
-        """With no tool named "read" the skills are not listed (the model could not open them),
-        a tool whose name only contains "read" (read_many, thread) included, and with no skills
-        there is no skills section."""
+        """With no tool named "read" the skills are not listed (the heading sends the model to a
+        read tool): not with only write, not with only bash, not with a tool whose name only
+        contains "read" (read_many, thread); and with no skills there is no skills section."""
         ws = _disk()
         prompt = self.build([harness.make_write_tool(ws)], ws)
         self.assertNotIn(SKILLS_HEAD, prompt, "the skills are listed with no read tool on offer: "
                          "the model could see a skill and never open it.")
+        bash = {"name": "bash", "description": "Run a shell command in the workspace.",
+                "parameters": {"type": "object", "properties": {}}, "execute": lambda a: ""}
+        prompt = self.build([bash], ws)
+        self.assertNotIn(SKILLS_HEAD, prompt, "the skills are listed with only a tool named "
+                         "'bash' on offer. bash could cat the file, but the heading tells the "
+                         "model to open it with the read tool, which is not there: list the "
+                         "skills only when a tool is named exactly 'read'.")
         for name in ("read_many", "thread"):
             other = dict(harness.make_write_tool(ws), name=name)
             prompt = self.build([other], ws)
