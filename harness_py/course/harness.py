@@ -1863,7 +1863,8 @@ class SessionLog:
 #                     in the rows' order (whatever the order of `replaces`). Rows after them stay
 #                     where they were. A compaction that names none of the
 #                     rows so far puts its row after them, where it stands; it never reaches a
-#                     message written after it. replay() is still the messages of rows().
+#                     message written after it. An entry of any other type is skipped: rows()
+#                     obeys "message" and "compaction" only. replay() is still the messages of rows().
 #@ code
 class SessionLog:
     """A session on disk: the file `path` in the workspace `ws`, one JSON object per line, one
@@ -2160,7 +2161,8 @@ def estimate_tokens(messages):
 # summarise(model, messages) -> str   asks `model` for a summary of `messages`: one request,
 #     model.complete(SUMMARY_SYSTEM, [user_message(conversation_text(context_for_model(messages))
 #     + "\n\n" + SUMMARY_PROMPT)], []): one user message of plain text, no tool blocks and no
-#     tools at all. It returns the text of the reply, stripped. A failed reply raises
+#     tools at all. It returns the text of the reply, stripped (a tool call in the reply is
+#     ignored: only a reply with no text is empty). A failed reply raises
 #     RuntimeError(f"the summary failed: {its error_message}"); an empty text raises
 #     RuntimeError("the summary is empty"). An empty summary is an error, never a success.
 #@ code
