@@ -2684,7 +2684,8 @@ def parse_arguments(text):
 #     - {"type": "call"}: a new block {"type": "toolCall", "id", "name", "arguments": "",
 #       "index"}
 #     - {"type": "arguments"}: its "json" goes on the end of the arguments of the toolCall block
-#       whose index is the piece's index. Never parsed here: a piece of JSON is not JSON
+#       whose index is the piece's index. Never parsed here: a piece of JSON is not JSON, and
+#       the block keeps exactly those five keys (no parsed guess beside the text)
 #     - any other type: the partial as it is
 #
 # stream_reply(stream) -> a generator of events, whose return value is the finished message.
@@ -2779,7 +2780,9 @@ TRANSIENT = (408, 409, 425, 429)      # statuses worth another try, with every s
 #     .stream(system, messages, tools) is a generator. Each try calls model.stream(...) and reads
 #     its first event:
 #     - a piece, or an end event: yield it and every event after it; no more tries
-#     - an OSError raised (ConnectionError, TimeoutError), an error event whose message starts
+#     - an OSError raised (ConnectionError, TimeoutError), by the call to model.stream(...) itself
+#       (an adapter that connects before returning its stream) or by reading the first event,
+#       an error event whose message starts
 #       with a status in TRANSIENT or of 500 and up, or no event at all: a failure worth a retry
 #     - any other error event (a 400, say): yield it, and stop; a retry would be refused again
 #     Before retry n (1, 2, ...) call sleep(BACKOFF * 2 ** (n - 1)). After `retries` retries,
@@ -2812,8 +2815,8 @@ class Retrying:
         for attempt in range(self.retries + 1):
             if attempt:
                 self.sleep(BACKOFF * 2 ** (attempt - 1))
-            stream = iter(self.model.stream(system, messages, tools))
-            try:
+            try:                                      # the call too: it may connect at once
+                stream = iter(self.model.stream(system, messages, tools))
                 first = next(stream, None)
             except OSError as error:
                 failure = f"{type(error).__name__}: {error}"
