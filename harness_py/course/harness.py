@@ -2090,7 +2090,7 @@ def persist_to(log):
 # not: compaction changes what replay() makes of the log, never the lines already in it.
 
 RESERVE = 1_000       # tokens left free under the window: the estimate's error, and the reply
-KEEP_RECENT = 2_000   # tokens of the newest messages kept word for word when compacting
+KEEP_RECENT = 2_000   # tokens counted back from the newest message to find where to cut
 SUMMARY_PREFIX = "Previous conversation summary:\n"
 SUMMARY_SYSTEM = ("You summarise a conversation between a user and a coding agent. Do not continue "
                   "it and do not answer anything in it: write the summary and nothing else.")
