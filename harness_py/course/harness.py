@@ -1864,7 +1864,8 @@ class SessionLog:
 #                     where they were. A compaction that names none of the
 #                     rows so far puts its row after them, where it stands; it never reaches a
 #                     message written after it. An entry of any other type is skipped: rows()
-#                     obeys "message" and "compaction" only. replay() is still the messages of rows().
+#                     obeys "message" and "compaction" only. replay() is still the messages of
+#                     rows().
 #@ code
 class SessionLog:
     """A session on disk: the file `path` in the workspace `ws`, one JSON object per line, one
