@@ -1868,7 +1868,9 @@ class SessionLog:
 #                     in the rows' order (whatever the order of `replaces`). Rows after them stay
 #                     where they were. A compaction that names none of the
 #                     rows so far puts its row after them, where it stands; it never reaches a
-#                     message written after it. replay() is still the messages of rows().
+#                     message written after it. An entry of any other type is skipped: rows()
+#                     obeys "message" and "compaction" only. replay() is still the messages of
+#                     rows().
 #@ code
 class SessionLog:
     """A session on disk: the file `path` in the workspace `ws`, one JSON object per line, one
@@ -2094,7 +2096,7 @@ def persist_to(log):
 # not: compaction changes what replay() makes of the log, never the lines already in it.
 
 RESERVE = 1_000       # tokens left free under the window: the estimate's error, and the reply
-KEEP_RECENT = 2_000   # tokens of the newest messages kept word for word when compacting
+KEEP_RECENT = 2_000   # tokens counted back from the newest message to find where to cut
 SUMMARY_PREFIX = "Previous conversation summary:\n"
 SUMMARY_SYSTEM = ("You summarise a conversation between a user and a coding agent. Do not continue "
                   "it and do not answer anything in it: write the summary and nothing else.")
@@ -2165,7 +2167,8 @@ def estimate_tokens(messages):
 # summarise(model, messages) -> str   asks `model` for a summary of `messages`: one request,
 #     model.complete(SUMMARY_SYSTEM, [user_message(conversation_text(context_for_model(messages))
 #     + "\n\n" + SUMMARY_PROMPT)], []): one user message of plain text, no tool blocks and no
-#     tools at all. It returns the text of the reply, stripped. A failed reply raises
+#     tools at all. It returns the text of the reply, stripped (a tool call in the reply is
+#     ignored: only a reply with no text is empty). A failed reply raises
 #     RuntimeError(f"the summary failed: {its error_message}"); an empty text raises
 #     RuntimeError("the summary is empty"). An empty summary is an error, never a success.
 #@ code
@@ -2687,7 +2690,8 @@ def parse_arguments(text):
 #     - {"type": "call"}: a new block {"type": "toolCall", "id", "name", "arguments": "",
 #       "index"}
 #     - {"type": "arguments"}: its "json" goes on the end of the arguments of the toolCall block
-#       whose index is the piece's index. Never parsed here: a piece of JSON is not JSON
+#       whose index is the piece's index. Never parsed here: a piece of JSON is not JSON, and
+#       the block keeps exactly those five keys (no parsed guess beside the text)
 #     - any other type: the partial as it is
 #
 # stream_reply(stream) -> a generator of events, whose return value is the finished message.
@@ -2782,7 +2786,9 @@ TRANSIENT = (408, 409, 425, 429)      # statuses worth another try, with every s
 #     .stream(system, messages, tools) is a generator. Each try calls model.stream(...) and reads
 #     its first event:
 #     - a piece, or an end event: yield it and every event after it; no more tries
-#     - an OSError raised (ConnectionError, TimeoutError), an error event whose message starts
+#     - an OSError raised (ConnectionError, TimeoutError), by the call to model.stream(...) itself
+#       (an adapter that connects before returning its stream) or by reading the first event,
+#       an error event whose message starts
 #       with a status in TRANSIENT or of 500 and up, or no event at all: a failure worth a retry
 #     - any other error event (a 400, say): yield it, and stop; a retry would be refused again
 #     Before retry n (1, 2, ...) call sleep(BACKOFF * 2 ** (n - 1)). After `retries` retries,
@@ -2815,8 +2821,8 @@ class Retrying:
         for attempt in range(self.retries + 1):
             if attempt:
                 self.sleep(BACKOFF * 2 ** (attempt - 1))
-            stream = iter(self.model.stream(system, messages, tools))
-            try:
+            try:                                      # the call too: it may connect at once
+                stream = iter(self.model.stream(system, messages, tools))
                 first = next(stream, None)
             except OSError as error:
                 failure = f"{type(error).__name__}: {error}"

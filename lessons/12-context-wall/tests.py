@@ -155,12 +155,12 @@ class _LabCase(lab.LabCase):
 class Lab1(_LabCase):
 
     def test_cut_lands_on_user(self):
-        """For every keep_recent from 1 to the size of a six-prompt session, find_cut returns the
+        """For every keep_recent from 1 to one past the size of a six-prompt session, find_cut returns the
         first user message at or after the point where the newest messages reach keep_recent
         tokens: never a tool result, never an assistant message, never index 0."""
         messages = _session_messages(6)
         total = harness.estimate_tokens(messages)
-        for keep in range(1, total + 2, 7):
+        for keep in range(1, total + 2):
             got = self.call(f"find_cut(messages, {keep})", harness.find_cut, messages, keep)
             want = _expected_cut(messages, keep)
             if got == want:
@@ -260,7 +260,8 @@ class Lab1(_LabCase):
 
     def test_summary_in_two_text_blocks(self):
         """A reply whose text comes in two blocks is summarised by all of its text, joined as
-        text_of joins it, not by its first block alone."""
+        text_of joins it, not by its first block alone; a reply holding text and a tool call is
+        summarised by its text, the call ignored."""
         reply = lab.say("## Goal\n")
         reply = {**reply, "content": reply["content"] + [{"type": "text", "text": "Rename PORT.\n"}]}
         model = lab.ScriptedModel([reply])
@@ -268,6 +269,20 @@ class Lab1(_LabCase):
         self.assertEqual(got, "## Goal\nRename PORT.", f"summarise returned {got!r} for a reply in "
                          "two text blocks; expected '## Goal\\nRename PORT.': every text block "
                          "of the reply is the summary.")
+        reply = lab.reply(lab.call("read", {"path": "m1.py"}, id="s1"))
+        reply = {**reply, "content": [{"type": "text", "text": "## Goal\nRename PORT.\n"}]
+                 + reply["content"]}
+        model = lab.ScriptedModel([reply])
+        try:
+            got = harness.summarise(model, _session_messages(2))
+        except Exception as error:
+            self.fail(f"summarise raised {type(error).__name__}({str(error)!r}) for a reply holding "
+                      "text and a tool call; expected it to return the text, '## Goal\\nRename "
+                      "PORT.'. Only a reply with no text is empty: judge the reply by text_of, "
+                      "not by whether it holds a call.")
+        self.assertEqual(got, "## Goal\nRename PORT.", f"summarise returned {got!r} for a reply "
+                         "holding text and a tool call; expected its text, '## Goal\\nRename "
+                         "PORT.'.")
 
     def test_empty_summary_is_error(self):
         """A reply of only spaces, a reply with a tool call and no text, a failed reply, and a
@@ -476,6 +491,33 @@ class Lab1(_LabCase):
                          "acts on the rows built so far, where it stands in the file: with none "
                          "of them named, its summary goes after them, and e8, written later, "
                          "comes after it and stays, though e7 names it.")
+
+    def test_other_entry_types_skipped(self):
+        """rows() reads two types of entry, "message" and "compaction", and skips an entry of
+        any other type: a file of three messages with a "label" entry between the first two
+        replays the three messages, and a compaction after it still works."""
+        lines = [{"id": "e1", "type": "message", "message": lab.user("message 1")},
+                 {"id": "e2", "type": "label", "label": "before the rename", "target": "e1"},
+                 {"id": "e3", "type": "message", "message": lab.user("message 3")},
+                 {"id": "e4", "type": "message", "message": lab.user("message 4")}]
+        ws = lab.Workspace({LOG: "".join(json.dumps(line) + "\n" for line in lines)})
+        log = harness.SessionLog(ws, LOG)
+        want = [lab.user("message 1"), lab.user("message 3"), lab.user("message 4")]
+        got = self.call("replay of a file holding a \"label\" entry", log.replay,
+                        hint="rows() obeys \"message\" and \"compaction\" entries and skips any "
+                        "other type: test the type for \"compaction\" too, not just for "
+                        "\"message\"")
+        self.assertEqual(got, want, f"a file of three messages and one \"label\" entry replayed "
+                         f"{[str(m.get('content'))[:12] if isinstance(m, dict) else m for m in got]};"
+                         " expected the three messages. rows() obeys \"message\" and "
+                         "\"compaction\" entries and skips any other type: test the type "
+                         "for \"compaction\" too, not just for \"message\".")
+        self.call("append_compaction", log.append_compaction, "first", ["e1", "e3"])
+        got = self.call("replay", log.replay)
+        want = [harness.user_message(harness.SUMMARY_PREFIX + "first"), lab.user("message 4")]
+        self.assertEqual(got, want, "after a compaction replacing e1 and e3, a file that also "
+                         f"holds a \"label\" entry replayed {len(got)} messages; expected 2, the "
+                         "summary and message 4.")
 
     def test_compaction_of_rows_apart(self):
         """A compaction whose rows are not next to each other puts its summary where the first
@@ -1164,7 +1206,7 @@ class Lab2(_LabCase):
                          f"the record ends {_shape(session.messages[-2:])}; expected the answer.")
 
     def test_overflow_retry_each_prompt(self):
-        """Once is per refusal: with a provider that refuses the first request of every prompt
+        """Once is per prompt: with a provider that refuses the first request of every prompt
         for length, each of three prompts compacts once for the overflow and retries once, the
         first after a compaction at the threshold too, and each ends with the answer."""
         refused = set()
@@ -1193,7 +1235,7 @@ class Lab2(_LabCase):
             reasons = [e.get("reason") for e in events if e["type"] == "compaction"]
             self.assertEqual(reasons, want, f"prompt {text!r} made compaction events {reasons}; "
                              f"expected {want}. Its first request was refused for length: "
-                             "compact once and retry once for every such refusal, whatever "
+                             "compact once and retry once in every prompt so refused, whatever "
                              "happened before the prompt or in an earlier one.")
             last = session.messages[-1]
             self.assertTrue(last["role"] == "assistant" and last.get("stop_reason") != "error",

@@ -149,7 +149,7 @@ class Lab1(_LabCase):
                          "a piece of a type grow does not know should leave the content as it is")
 
     def test_arguments_stay_text(self):
-        """In the partial message a call's arguments are the JSON text received so far, a str that grows piece by piece, each piece going to the call with its index, never parsed."""
+        """In the partial message a call's arguments are the JSON text received so far, a str that grows piece by piece, each piece going to the call with its index, never parsed; a call block holds exactly type, id, name, arguments and index, nothing beside them."""
         partial = {"role": "assistant", "content": [], "stop_reason": None}
         steps = [{"type": "call", "index": 0, "id": "a", "name": "read"},
                  {"type": "call", "index": 1, "id": "b", "name": "write"},
@@ -169,6 +169,15 @@ class Lab1(_LabCase):
         self.assertEqual(seen[-1], ['{"path": "x.py"}', '{}'],
                          f"the two calls' arguments ended as {seen[-1]!r}: each piece goes on "
                          "the end of the call whose index it carries")
+        want = [{"type": "toolCall", "id": "a", "name": "read", "arguments": '{"path": "x.py"}',
+                 "index": 0},
+                {"type": "toolCall", "id": "b", "name": "write", "arguments": "{}", "index": 1}]
+        for got, block in zip(partial["content"], want):
+            extra = sorted(set(got) - set(block))
+            self.assertEqual(got, block, f"after its pieces a call block is {got!r}; expected "
+                             f"{block!r}" + (f": drop {extra}. Nothing is parsed while the call "
+                             "arrives, not even a guess beside the text; a frontend could act "
+                             "on a guess the finished call contradicts" if extra else ""))
 
     def test_one_update_per_piece(self):
         """stream_reply yields message_start with the empty partial, then one message_update per piece, carrying the piece itself and the partial message as grow makes it, in order."""
@@ -729,7 +738,7 @@ class Lab2(_LabCase):
                          f"a KeyError was retried: {Buggy.calls} requests, sleeps {slept}")
 
     def test_any_oserror_is_retried(self):
-        """Any OSError before the first piece is worth a retry, not only a ConnectionError: a TimeoutError, then an OSError "Network is unreachable", then a good stream sends the reply once; when the OSError comes last, the error event says "OSError: [Errno 101] Network is unreachable"."""
+        """Any OSError before the first piece is worth a retry, not only a ConnectionError: a TimeoutError, then an OSError "Network is unreachable", then a good stream sends the reply once; so does a ConnectionError raised by the call to model.stream(...) itself; when the OSError comes last, the error event says "OSError: [Errno 101] Network is unreachable"."""
         ok = lab.say("Port 9090.")
         unreachable = OSError(101, "Network is unreachable")
 
@@ -754,6 +763,25 @@ class Lab2(_LabCase):
                          f"{model.calls} request(s); expected the reply after 3 requests. Every "
                          "OSError before the first piece is a failure worth a retry: catch "
                          "OSError, not only ConnectionError")
+
+        class Eager:
+            """A model whose stream() connects before it returns: the first call raises."""
+            calls = 0
+
+            def stream(self, system, messages, tools):
+                Eager.calls += 1
+                if Eager.calls == 1:
+                    raise ConnectionError("connection refused")
+                return iter(lab.pieces(ok))
+
+        wrapped = self.call("Retrying", harness.Retrying, Eager(), retries=3, sleep=[].append)
+        events, error = self.stream_of(wrapped, "")
+        self.assertEqual((events, error, Eager.calls), (lab.pieces(ok), None, 2),
+                         f"a model.stream(...) whose call raised ConnectionError, then a good "
+                         f"stream, gave {events!r}{f' and raised {error!r}' if error else ''} "
+                         f"after {Eager.calls} request(s); expected the reply after 2. An "
+                         "adapter may connect when it is called, before returning its stream: "
+                         "call model.stream(...) inside the try too")
         model = Flaky([unreachable] * 3)
         wrapped = self.call("Retrying", harness.Retrying, model, retries=2, sleep=[].append)
         events, error = self.stream_of(wrapped, "")
