@@ -7,6 +7,8 @@ test's docstring is its checklist line on the page, word for word. The async tes
 book's simulated clock (lab.run): "two seconds" there cost nothing, and every run is the same.
 
     python lab/lab_check.py --harness harness.py --lesson 15 tests.py [--lab 1|2]
+
+Plain `python -m unittest` runs them too, on the same clock (_Case._callTestMethod).
 """
 import asyncio
 import inspect
@@ -111,6 +113,14 @@ def _token(test):
 
 class _Case(unittest.TestCase):
     longMessage = False
+
+    def _callTestMethod(self, method):
+        """An async test runs to its end on the simulated clock (lab.run) under plain
+        `python -m unittest` too, as lab_check runs it: never left as an un-awaited coroutine
+        that unittest would count as a pass."""
+        result = method()
+        if inspect.iscoroutine(result):
+            lab.run(result)
 
     async def run_all(self, run, when, on_event=None):
         """Every event of an async run, handing each to on_event; a plain FAIL on an error."""
