@@ -1567,7 +1567,8 @@ class Harness:
     #     that id; return the list of messages it appended ([] if none)
     #   - _run's finally, however the run ended: await run.aclose(); then, if the token is
     #     cancelled, self._close_calls(unstarted), and each message it appended is announced to
-    #     the listeners as a message_end (nobody may be left to consume it), with no try
+    #     the listeners as a message_end and nothing else (nobody may be left to consume it;
+    #     no made-up agent_end or turn_end), with no try
     #     around them: a listener's exception goes up in place of the CancelledError (a saver
     #     that cannot save must not be silent); last, even if a listener raised,
     #     self._token = None and the running flag is cleared. A run that ended any other way
