@@ -3244,10 +3244,16 @@ def urllib_transport(method, url, headers, body, timeout=120):
 
 
 def _read(response):
-    """The body of `response`, in pieces as they come off the socket."""
+    """The body of `response`, in pieces as they come off the socket. A body cut off before its
+    end raises http.client.IncompleteRead, which is no OSError: it comes up as ConnectionError,
+    the broken connection it is."""
+    import http.client
     with response:
-        while chunk := response.read1(8192):
-            yield chunk
+        try:
+            while chunk := response.read1(8192):
+                yield chunk
+        except http.client.HTTPException as error:
+            raise ConnectionError(f"the body was cut off: {error!r}") from error
 
 
 # Busy, or broken for a moment: ask again. Lesson 14's TRANSIENT, and the 5xx statuses a provider
