@@ -1572,7 +1572,8 @@ class Harness:
     #     that id; return the list of messages it appended ([] if none)
     #   - _run's finally, however the run ended: await run.aclose(); then, if the token is
     #     cancelled, self._close_calls(unstarted), and each message it appended is announced to
-    #     the listeners as a message_end (nobody may be left to consume it), with no try
+    #     the listeners as a message_end and nothing else (nobody may be left to consume it;
+    #     no made-up agent_end or turn_end), with no try
     #     around them: a listener's exception goes up in place of the CancelledError (a saver
     #     that cannot save must not be silent); last, even if a listener raised,
     #     self._token = None and the running flag is cleared. A run that ended any other way
@@ -3254,10 +3255,16 @@ def urllib_transport(method, url, headers, body, timeout=120):
 
 
 def _read(response):
-    """The body of `response`, in pieces as they come off the socket."""
+    """The body of `response`, in pieces as they come off the socket. A body cut off before its
+    end raises http.client.IncompleteRead, which is no OSError: it comes up as ConnectionError,
+    the broken connection it is."""
+    import http.client
     with response:
-        while chunk := response.read1(8192):
-            yield chunk
+        try:
+            while chunk := response.read1(8192):
+                yield chunk
+        except http.client.HTTPException as error:
+            raise ConnectionError(f"the body was cut off: {error!r}") from error
 
 
 # Busy, or broken for a moment: ask again. Lesson 14's TRANSIENT, and the 5xx statuses a provider

@@ -7,6 +7,8 @@ test's docstring is its checklist line on the page, word for word. The async tes
 book's simulated clock (lab.run): "two seconds" there cost nothing, and every run is the same.
 
     python lab/lab_check.py --harness harness.py --lesson 15 tests.py [--lab 1|2]
+
+Plain `python -m unittest` runs them too, on the same clock (_Case._callTestMethod).
 """
 import asyncio
 import inspect
@@ -111,6 +113,14 @@ def _token(test):
 
 class _Case(unittest.TestCase):
     longMessage = False
+
+    def _callTestMethod(self, method):
+        """An async test runs to its end on the simulated clock (lab.run) under plain
+        `python -m unittest` too, as lab_check runs it: never left as an un-awaited coroutine
+        that unittest would count as a pass."""
+        result = method()
+        if inspect.iscoroutine(result):
+            lab.run(result)
 
     async def run_all(self, run, when, on_event=None):
         """Every event of an async run, handing each to on_event; a plain FAIL on an error."""
@@ -1040,6 +1050,37 @@ class Lab2(_Case):
                          f"last in the record) = {seen}; expected [(True, True)]: append each "
                          "INTERRUPTED result, then announce it (mutate, then announce), and clear "
                          "the running flag last, after the listeners")
+
+    async def test_repair_heard_as_message_ends_only(self):
+        """The listeners hear the repair as message_end events and nothing else: stopped by the token alone on a record resumed from U A[c0], they hear one agent_start, one agent_end, then only the message_end of c0's INTERRUPTED; after Esc mid-tool, no agent_end at all, and the run's last events are the message_ends of what the repair appended."""
+        runs, heard = [], []
+        before = [lab.user("Deploy it."), lab.reply(lab.call("wait", {}, id="c0"))]
+        h = self.harness_for([lab.reply(lab.call("slow", {}, id="c1"))], [_slow("slow", runs)],
+                             messages=before)
+        h.subscribe(heard.append)
+
+        async def cancel_soon(event):
+            if event["type"] == "tool_execution_start":
+                self.cancel(h, "While the tool ran")
+        await self.run_all(h.prompt("Go."), "Stopped by the token alone", cancel_soon)
+        kinds = _types(heard)
+        after = kinds[kinds.index("agent_end") + 1:] if "agent_end" in kinds else None
+        self.assertEqual((kinds.count("agent_start"), kinds.count("agent_end"), after),
+                         (1, 1, ["message_end"]),
+                         f"stopped by the token alone, the listeners heard {kinds}; expected one "
+                         "agent_start, one agent_end, and after it only the message_end of c0's "
+                         "INTERRUPTED: the repair is told as message_ends, never as a made-up "
+                         "agent_end or turn_end")
+        started, heard = asyncio.Event(), []
+        h = self.harness_for([lab.reply(lab.call("wait", {}, id="c1"))],
+                             [_blocking("wait", started)])
+        h.subscribe(heard.append)
+        await self._escape(h, started)
+        kinds = _types(heard)
+        self.assertEqual((kinds.count("agent_end"), kinds[-1:]), (0, ["message_end"]),
+                         f"after Esc mid-tool, the listeners heard {kinds}; expected no "
+                         "agent_end (the run never reached its end) and the repair's message_end "
+                         "last: the repair is told as message_ends, never as a made-up agent_end")
 
     async def test_ordinary_ends_add_nothing(self):
         """A run that ends by itself, or is closed by its consumer, gets no INTERRUPTED from the finally: closed at tool_execution_start, the record stays U A[c1] for lesson 10's view to repair, and a run that ends by itself on a record resumed with an older open call adds nothing to it either."""

@@ -105,7 +105,7 @@ class Lab1(_LabCase):
                          max_tokens=1000, stream=stream)
 
     def test_system_is_a_field(self):
-        """The system prompt goes in the request's own "system" field, never in messages, and is left out when it is empty."""
+        """The system prompt goes in the request's own "system" field, never in messages, and is left out when it is empty; the body also carries the model's name and max_tokens, which Anthropic requires."""
         body = self.body()
         self.assertEqual(body.get("system"), "Be brief.",
                          f"body['system'] is {body.get('system')!r}; expected the system prompt. "
