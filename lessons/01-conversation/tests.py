@@ -393,9 +393,9 @@ class Lab1(unittest.TestCase):
                       f"was sent {sent}:\n{_sent(model, 2)}")
 
     def test_empty_reply_kept(self):
-        """A reply with nothing in its content is still the reply: it goes on your list, after the user's message, and chat returns it."""
+        """A reply with nothing in its content is still the reply: it goes on your list, after the user's message, chat returns it, and the next exchange sends it to the model with the rest."""
         empty = {"role": "assistant", "content": [], "stop_reason": "stop"}
-        model = lab.ScriptedModel([empty])
+        model = lab.ScriptedModel([empty, lab.forgetful()])
         messages = []
         reply = self.chat(model, messages, "Hello?")
         roles = [m.get("role") if isinstance(m, dict) else "?" for m in messages]
@@ -405,6 +405,14 @@ class Lab1(unittest.TestCase):
                       "every reply as it came, words or none")
         if reply is not messages[-1]:
             self.fail(f"chat should return the empty reply it appended; it returned {reply!r}")
+        self.chat(model, messages, "Are you there?")
+        sent = model.calls[1].messages if len(model.calls) > 1 else []
+        want = messages[:3]            # the list itself was checked above: user, empty reply
+        gap = _first_difference(want, sent)
+        if gap:
+            self.fail("the next exchange should send the whole list, the empty reply included:\n"
+                      f"{_listing(want)}\ncall 2 was sent:\n{_sent(model, 2)}\n({gap}; send "
+                      "the list as it is, and leave out no message, not even one with no words)")
 
     def test_model_error_goes_up(self):
         """When the model call raises, chat raises that same error to its caller, and the user's message is on your list already: chat catches nothing."""
@@ -477,7 +485,7 @@ class Lab1(unittest.TestCase):
 
 
     def test_chat_only_adds(self):
-        """chat only adds to your list: a list that already ends on a user message, as a failed call leaves it, keeps that message even when the same words are sent again, and afterwards holds user, user, assistant."""
+        """chat only adds to your list: a list that already ends on a user message, as a failed call leaves it, keeps that message even when the same words are sent again, the model is sent both, and afterwards the list holds user, user, assistant."""
         first = lab.user("What is my name?")
         messages = [first]
         model = lab.ScriptedModel([lab.forgetful()])
@@ -493,9 +501,15 @@ class Lab1(unittest.TestCase):
                       "called again with the same words: the list should then hold user, user, "
                       f"assistant, the retry added as a message of its own; it holds "
                       f"{_listing(messages)}")
+        sent = model.calls[0].messages if model.calls else []
+        if list(sent) != [first, lab.user("What is my name?")]:
+            self.fail("the list held the failed call's question and then the retry, and call 1 "
+                      f"should be sent both, as the list holds them; it was sent:\n"
+                      f"{_sent(model, 1)}\nSend the whole list as it is: leave nothing out of the "
+                      "request, not even a message that repeats the one before it")
 
     def test_no_copy_of_its_own(self):
-        """chat keeps no copy of the conversation: after two exchanges no list, dict or set in harness.py, at its top level or on an object or function there, holds their messages, and chat reads no such thing kept outside it or in a default argument."""
+        """chat keeps no copy of the conversation: after two exchanges no list, dict or set in harness.py, at its top level, on an object or function there, or in a variable a function there closes over, holds their messages, and chat reads no such thing kept outside it or in a default argument."""
         model = lab.ScriptedModel([lab.forever(lab.forgetful())])
         messages = []
         self.chat(model, messages, "My name is Ada.")
@@ -518,6 +532,18 @@ class Lab1(unittest.TestCase):
                     self.fail(f"harness.{name}.{attribute} holds messages of the conversation "
                               "too: chat keeps a copy of its own on an object. Keep none; the "
                               "caller's list is the only memory")
+        for name, value in sorted(vars(harness).items()):
+            for number, cell in enumerate(getattr(value, "__closure__", None) or (), 1):
+                try:
+                    held = cell.cell_contents
+                except ValueError:      # a cell not filled yet
+                    continue
+                names = getattr(getattr(value, "__code__", None), "co_freevars", ())
+                what = names[number - 1] if number <= len(names) else f"variable {number}"
+                if held is not messages and _holds(held, said):
+                    self.fail(f"harness.{name} closes over {what}, which holds messages of the "
+                              "conversation too: chat keeps a copy of its own in a closure. Keep "
+                              "none; the caller's list is the only memory")
         chat = getattr(harness, "chat", None)
         if not callable(chat) or not hasattr(chat, "__code__"):
             return                      # from lesson 3 on, run_agent does the exchange

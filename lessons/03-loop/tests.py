@@ -295,6 +295,29 @@ class Lab1(unittest.TestCase):
         if runs != ["install", "clock"]:
             self.fail(f"install, then clock, should have run; what ran: {runs}")
 
+    def test_tool_replaced_in_place(self):
+        """The specs are worked out again for every call, even when the number of tools stays the same: a tool that puts a clock tool in its own place on the list has clock, and not itself, offered on the next call."""
+        runs = []
+        tools = []
+
+        def swap(arguments):
+            runs.append("swap")
+            tools[0] = _tool("clock", runs)
+            return "swap is now clock"
+        tools.append({"name": "swap", "description": "Put the clock tool in my place.",
+                      "parameters": {"type": "object", "properties": {}}, "execute": swap})
+        model = lab.ScriptedModel([lab.reply(lab.call("swap", {}, id="c1")),
+                                   lab.reply(lab.call("clock", {}, id="c2")),
+                                   lab.say("Done.")])
+        messages = []
+        self.run_agent(model, messages, tools, "Tell me the time.")
+        offered = [[spec.get("name") for spec in request.tools] for request in model.calls]
+        if offered[1:2] != [["clock"]]:
+            self.fail(f"call 2 should be offered clock alone, the list as it stands after swap "
+                      f"put clock in its place; the calls were offered {offered}. Work "
+                      "tool_specs(tools) out for each call: a list that changes can keep its "
+                      "length")
+
     def test_results_before_the_next_call(self):
         """Two calls in one reply get two results, in the order asked, both before the model is asked again."""
         runs = []
@@ -340,6 +363,23 @@ class Lab1(unittest.TestCase):
         self.assert_shape(messages, "U A[c1] R(c1) A",
                           hint="Decide from tool_calls(reply), not from its stop_reason.")
 
+    def test_failed_reply_with_a_call(self):
+        """A reply marked "aborted" that still holds a call is still a request: the call runs and the model is asked again; so is one marked "error", until lesson 5 makes a failed reply end the run."""
+        labels = ["aborted"] if hasattr(harness, "error_message") else ["aborted", "error"]
+        for label in labels:   # from lesson 5 on, a reply marked "error" ends the run
+            runs = []
+            failed = {**lab.reply(lab.call("echo", {"n": 1}, id="c1")), "stop_reason": label}
+            model = lab.ScriptedModel([failed, lab.say("Checked."), lab.say("Spare.")])
+            messages = []
+            self.run_agent(model, messages, [_tool("echo", runs)], "Go.")
+            if runs != ["echo"]:
+                self.fail(f"the reply holds a call and its stop_reason says \"{label}\"; the tool "
+                          f"ran {len(runs)} times and the list is {_shape(messages)}. In this "
+                          "lesson the calls decide, not stop_reason, even a failed one: run it.")
+            mark = "A!" if label == "error" else "A"     # lab.shape marks a failed reply A!
+            self.assert_shape(messages, f"U {mark}[c1] R(c1) A",
+                              hint="Decide from tool_calls(reply), not from its stop_reason.")
+
     def test_text_with_calls_is_not_the_end(self):
         """A reply with words and a call is not the answer: its call runs and the model is asked again."""
         runs = []
@@ -378,6 +418,18 @@ class Lab1(unittest.TestCase):
             self.fail(f"the first reply asked for nothing, so the run should end there, after one "
                       f"model call; it made {len(model.calls)}. No calls is the end, words or none")
         self.assert_shape(messages, "U A")
+
+    def test_empty_reply_still_sent(self):
+        """An empty reply already on the list is sent with the rest: a run that starts after one sends the model the whole list, the empty reply included."""
+        empty = {"role": "assistant", "content": [], "stop_reason": "stop"}
+        messages = [lab.user("Hi"), empty]
+        model = lab.ScriptedModel([lab.say("Yes, I am here."), lab.say("Spare.")])
+        self.run_agent(model, messages, [], "Are you there?")
+        sent = list(model.calls[0].messages) if model.calls else []
+        if sent[:3] != [lab.user("Hi"), empty, harness.user_message("Are you there?")]:
+            self.fail(f"call 1 should be sent U A U, the empty reply included; it was sent "
+                      f"{_shape(sent)}. Send the whole of messages as it stands: leave out no "
+                      "message, not even one with no words")
 
     def test_same_prompt_twice(self):
         """Two runs on one list with the same prompt, "Again.", put it on your list twice: the list is U A U A, and the second call is sent both prompts."""
