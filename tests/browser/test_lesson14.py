@@ -6,7 +6,7 @@ from __future__ import annotations
 from conftest import screenshot
 from fixture_site import FINISHED, editor_text, recorded, wait_editor, wait_ready, wait_settled
 
-STREAMING_CELL = "14-5"      # TerminalRenderer over a StreamingModel with pace=0.06
+STREAMING = "pace=0.06"      # the cell whose code holds this: TerminalRenderer over a paced StreamingModel
 
 # Every change to the cell's output, with the cell's state at that moment, from a MutationObserver
 # set up before the click: what a reader watching the page would have seen, in order.
@@ -18,6 +18,16 @@ WATCH = """(id) => {
         {text: output.textContent, state: cell.dataset.state || '', at: performance.now()}))
         .observe(output, {childList: true, characterData: true, subtree: true});
 }"""
+
+
+def cell_holding(page, text: str) -> str:
+    """The id of the one cell of the page whose code holds `text` (a cell's number moves when a
+    cell is added above it; what it runs does not)."""
+    ids = page.evaluate("""(text) => [...document.querySelectorAll('.cell[data-cell]')]
+        .filter(c => JSON.parse(c.querySelector('.cell-data').textContent).source.includes(text))
+        .map(c => c.id.replace(/^cell-/, ''))""", text)
+    assert len(ids) == 1, f"{len(ids)} cells of the page hold {text!r}: {ids}"
+    return ids[0]
 
 
 def solution(point: str) -> str:
@@ -38,13 +48,14 @@ def test_a_check_then_the_stream_arrives_word_by_word(page, base_url):
 
     wait_ready(page)
     wait_settled(page)
-    element = f"cell-{STREAMING_CELL}"
+    cell_id = cell_holding(page, STREAMING)
+    element = f"cell-{cell_id}"
     page.evaluate(WATCH, element)
     page.locator(f"#{element} .cell-run").click()
     page.wait_for_function(FINISHED % element, timeout=60_000)
     assert page.get_attribute(f"#{element}", "data-state") == "done"
     output = page.locator(f"#{element} .cell-output").text_content()
-    assert output == recorded(page, STREAMING_CELL)
+    assert output == recorded(page, cell_id)
     seen = page.evaluate("window.seen")
     while_running = [s["text"] for s in seen if s["state"] == "running" and s["text"]]
     distinct = sorted(set(while_running), key=len)

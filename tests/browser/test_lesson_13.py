@@ -7,6 +7,7 @@ from __future__ import annotations
 from conftest import screenshot
 from fixture_site import editor_text, recorded, rewrite_cell, run_cell, wait_ready
 from test_labs import run_tests, set_lab_text, solution, starting
+from test_lesson14 import cell_holding
 
 LESSON = "lesson-13.html"
 
@@ -32,17 +33,18 @@ def test_lesson_13_as_a_reader(page, base_url, site_dir):
 
     # The editable cell ships with lesson 12's estimate: the request is refused. The hint's fix
     # counts the prompt, and the same cell then says to compact first.
-    cell = page.locator("#cell-13-7")
+    editable = cell_holding(page, "return harness.estimate_tokens(messages + [harness.user_message(text)])")
+    cell = page.locator(f"#cell-{editable}")
     assert cell.get_attribute("data-editable") is not None
-    shipped = run_cell(page, "13-7")
-    assert shipped == recorded(page, "13-7") and "prompt is too long" in shipped
-    code = editor_text(page, "#cell-13-7")
+    shipped = run_cell(page, editable)
+    assert shipped == recorded(page, editable) and "prompt is too long" in shipped
+    code = editor_text(page, f"#cell-{editable}")
     guess = "    return harness.estimate_tokens(messages + [harness.user_message(text)])"
     assert guess in code
     fixed = code.replace(guess, "    return harness.estimate_tokens([harness.user_message(system)]"
                                 " + messages + [harness.user_message(text)])")
-    rewrite_cell(page, "13-7", fixed)
-    assert "over: compact before sending" in run_cell(page, "13-7")
+    rewrite_cell(page, editable, fixed)
+    assert "over: compact before sending" in run_cell(page, editable)
     screenshot(page, "lesson-13-editable-cell")
 
     # Both labs: red on the starting file, green on the solution.
