@@ -137,6 +137,15 @@ class Lab1(unittest.TestCase):
         self.stderr = err.getvalue()
         return value, out.getvalue()
 
+    def _finished(self, replies, prompt="Hi", tools=()):
+        """(returned, printed) of finish() on a new FinalTextRenderer that rendered a whole run of
+        run_agent over a model scripted with `replies`."""
+        frontend, _ = self._call(harness.FinalTextRenderer)
+        run = lab.steps(harness.run_agent(lab.ScriptedModel(list(replies)), harness.SYSTEM, [],
+                                          list(tools), prompt))
+        self._call(lambda: [frontend.render(event) for event in run])
+        return self._call(frontend.finish)
+
     def _run(self, model, tools, what, hint="", **options):
         """(events, messages) of a whole run of "Go.", or a plain FAIL naming the exception."""
         messages = []
@@ -457,21 +466,13 @@ class Lab1(unittest.TestCase):
                          "'It said pong.\\n' and True")
         self.assertEqual(self.stderr, "", f"finish() wrote {self.stderr!r} to stderr after a "
                          "run that ended well; expected nothing there")
-        frontend, _ = self._call(harness.FinalTextRenderer)
         two = lab.reply(lab.text("The server listens "), lab.text("on port 9090."))
-        run = lab.steps(harness.run_agent(lab.ScriptedModel([two]), harness.SYSTEM, [], [],
-                                          "Which port?"))
-        self._call(lambda: [frontend.render(event) for event in run])
-        ok, printed = self._call(frontend.finish)
+        ok, printed = self._finished([two], "Which port?")
         self.assertEqual((printed, ok), ("The server listens on port 9090.\n", True),
                          f"after an answer in two text blocks, finish() printed {printed!r} and "
                          f"returned {ok!r}; expected 'The server listens on port 9090.\\n' and "
                          "True: print text_of the answer, all of its words")
-        frontend, _ = self._call(harness.FinalTextRenderer)
-        run = lab.steps(harness.run_agent(lab.ScriptedModel([lab.say("")]), harness.SYSTEM, [],
-                                          [], "Say nothing."))
-        self._call(lambda: [frontend.render(event) for event in run])
-        ok, printed = self._call(frontend.finish)
+        ok, printed = self._finished([lab.say("")], "Say nothing.")
         self.assertEqual((printed.strip(), ok), ("", True),
                          f"after an answer with no words finish() printed {printed!r} and "
                          f"returned {ok!r}; expected no words and True: the run ended well, on an "
@@ -480,11 +481,7 @@ class Lab1(unittest.TestCase):
 
     def test_final_text_renderer_on_failure(self):
         """After a run that failed, finish() prints "Error: 503 overloaded" and returns False, and a failed reply that got words out first ("I'll clear out the old build first.", then "connection reset") prints "Error: connection reset", not its words, and so does one that got a call out before it failed ("Error: cut off"); a failed reply whose error_message is empty prints "Error: " and returns False; with no assistant message at all it prints nothing and returns False."""
-        model = lab.ScriptedModel([lab.provider_error("503 overloaded")])
-        frontend, _ = self._call(harness.FinalTextRenderer)
-        run = lab.steps(harness.run_agent(model, harness.SYSTEM, [], [], "Hi"))
-        self._call(lambda: [frontend.render(event) for event in run])
-        ok, printed = self._call(frontend.finish)
+        ok, printed = self._finished([lab.provider_error("503 overloaded")])
         self.assertEqual((printed, ok), ("Error: 503 overloaded\n", False),
                          f"after a failed run finish() printed {printed!r} to stdout (and "
                          f"{self.stderr!r} to stderr) and returned {ok!r}; expected "
@@ -492,31 +489,21 @@ class Lab1(unittest.TestCase):
                          "Error: line on stdout, where print() puts it")
         half = dict(lab.say("I'll clear out the old build first."), stop_reason="error",
                     error_message="connection reset")
-        frontend, _ = self._call(harness.FinalTextRenderer)
-        run = lab.steps(harness.run_agent(lab.ScriptedModel([half]), harness.SYSTEM, [], [], "Hi"))
-        self._call(lambda: [frontend.render(event) for event in run])
-        ok, printed = self._call(frontend.finish)
+        ok, printed = self._finished([half])
         self.assertEqual((printed, ok), ("Error: connection reset\n", False),
                          f"after a failed reply that had words in it, finish() printed {printed!r} "
                          f"and returned {ok!r}; expected 'Error: connection reset\\n' and False: "
                          "look at stop_reason before the text, since half a reply is no answer")
         cut = dict(lab.reply(lab.call("ping", {}, id="p1")), stop_reason="error",
                    error_message="cut off")
-        frontend, _ = self._call(harness.FinalTextRenderer)
-        run = lab.steps(harness.run_agent(lab.ScriptedModel([cut]), harness.SYSTEM, [],
-                                          [_echo([])], "Hi"))
-        self._call(lambda: [frontend.render(event) for event in run])
-        ok, printed = self._call(frontend.finish)
+        ok, printed = self._finished([cut], tools=[_echo([])])
         self.assertEqual((printed, ok), ("Error: cut off\n", False),
                          f"after a failed reply that held a call, finish() printed {printed!r} "
                          f"and returned {ok!r}; expected 'Error: cut off\\n' and False: keep "
                          "every assistant message, the failed one with a call too, and look at "
                          "stop_reason first")
         bare = dict(lab.provider_error("x"), error_message="")    # failed, with no reason given
-        frontend, _ = self._call(harness.FinalTextRenderer)
-        run = lab.steps(harness.run_agent(lab.ScriptedModel([bare]), harness.SYSTEM, [], [], "Hi"))
-        self._call(lambda: [frontend.render(event) for event in run])
-        ok, printed = self._call(frontend.finish)
+        ok, printed = self._finished([bare])
         self.assertEqual((printed, ok), ("Error: \n", False),
                          f"after a failed reply whose error_message is empty, finish() printed "
                          f"{printed!r} and returned {ok!r}; expected 'Error: \\n' and False: "
