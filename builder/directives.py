@@ -9,6 +9,7 @@ option, a hint, a card's parts) has no template. Adding a directive is adding an
 if it draws itself, its partial."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -200,14 +201,23 @@ def draw_hints(token: Token, render: Render, page) -> dict:
     return {"hint_items": _hint_items(kids(token, "hint"), render)}
 
 
+def fingerprint(html: str) -> str:
+    """A short hash of what a question or an option says, so a saved answer follows its check
+    when checks are added or moved (the id is the check's place on the page, and moves with it),
+    and is not put back on a question or an option whose words changed."""
+    return hashlib.sha256(" ".join(str(html).split()).encode()).hexdigest()[:12]
+
+
 def draw_check(token: Token, render: Render, page) -> dict:
     options = []
     for option in kids(token, "option"):
         text, rest = _first_paragraph(option.children)
-        options.append({"right": option.meta["options"]["right"],
-                        "text": _html(render, text), "rest": _html(render, rest)})
+        html = _html(render, text)
+        options.append({"right": option.meta["options"]["right"], "text": html,
+                        "key": fingerprint(html), "rest": _html(render, rest)})
+    question = _html(render, _before_first_directive(token.children))
     return {"id": f"{page.prefix}-{token.meta['node'].number}", "options": options,
-            "question": _html(render, _before_first_directive(token.children)),
+            "question": question, "key": fingerprint(question),
             "explain": [_html(render, e.children) for e in kids(token, "explain")]}
 
 

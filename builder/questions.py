@@ -22,7 +22,9 @@ def _entry(page: Page, kind: str, context: dict) -> dict:
              "href": f"{page.path}#{anchor}", "question": str(context["question"]).strip()}
     if kind == "check":
         options = context["options"]
-        entry["options"] = [{"text": str(o["text"]).strip(), "explain": str(o["rest"]).strip()} for o in options]
+        entry["key"] = context["key"]
+        entry["options"] = [{"text": str(o["text"]).strip(), "explain": str(o["rest"]).strip(), "key": o["key"]}
+                            for o in options]
         entry["right"] = next(i for i, o in enumerate(options) if o["right"])
         entry["explain"] = [str(text).strip() for text in context["explain"]]
     else:

@@ -4,8 +4,9 @@
 // map (review-due.js) counts what is due.
 //
 // From the saved work (storage.js):
-//   answers["check:11-2"] = {lesson, value: {option, right}, first: <right at the first try>,
-//                            firstAt: "<ISO time of that first answer>"}   (answers.js)
+//   answers["check:11-2"] = {lesson, value: {option, right, key}, question, first: <right at the
+//                            first try>, firstAt: "<ISO time of that first answer>"}   (answers.js;
+//                            question and key: fingerprints of the question and the option chosen)
 //     A save from before `first` was kept counts a check whose answer is still wrong.
 //   answers["prompt:11-1"] = {lesson, value: "<text>", revealedWith: <words written at reveal>}
 //   labs["11-1"] = {..., passed, failed: ["Lab1.test_x", ...]}   (labs.js: every test failed once)
@@ -40,9 +41,17 @@ export function wrongFirst(answer) {
 export function collect(work, questions, course, now = Date.now()) {
   const review = work.review || {};
   const found = { due: [], later: [], learned: [], prompts: [], tests: [] };
+  const savedUnder = new Map(); // a question's fingerprint -> the key its answer is saved under
+  for (const [key, entry] of Object.entries(work.answers)) {
+    if (key.startsWith("check:") && entry && entry.question) savedUnder.set(entry.question, key);
+  }
   for (const [id, check] of Object.entries(questions.checks || {})) {
-    const key = `check:${id}`;
-    const answer = work.answers[key];
+    // The answer to this question: under its id, unless that one answered another question (the
+    // check moved and its page was not opened since), else wherever its fingerprint was saved.
+    let key = `check:${id}`;
+    const own = work.answers[key];
+    if (check.key && !(own && (!own.question || own.question === check.key))) key = savedUnder.get(check.key);
+    const answer = key && work.answers[key];
     if (!wrongFirst(answer)) continue;
     const state = review[key];
     if (state && state.done) found.learned.push({ key, check });

@@ -6,6 +6,7 @@ check is a set of toggle buttons with an aria-live verdict and hints come one at
 it every explanation and every cell's recorded output is still on the page."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,69 @@ def test_every_check_and_cell_of_lesson_11_reads_without_javascript(profiles, ba
     for i in range(cells.count()):
         assert cells.nth(i).locator(".cell-output").text_content().strip()
     assert page.locator(".lab .lab-starting").count() == page.locator(".lab").count() >= 2
+
+
+KEY = "agent-harness-book/work"
+
+
+def test_a_saved_answer_follows_its_question_when_checks_move(page, base_url):
+    """A check's id is its place on the page. Saved answers carry the fingerprint of their
+    question and of the option chosen: when two checks swap places each answer follows its own
+    question (and its review state with it), and an answer whose option's words changed is not
+    put back on another option."""
+    page.goto(base_url + "lesson-11.html")
+    page.wait_for_selector(".check[data-live]")
+    checks = page.locator(".check")
+    assert checks.count() >= 3
+    first, second, third = (checks.nth(i) for i in range(3))
+
+    def fingerprints(check):
+        right = check.locator(".check-option[data-right]")
+        wrong = check.locator(".check-option:not([data-right])").first
+        return (check.get_attribute("data-check"), check.get_attribute("data-question"),
+                right.get_attribute("data-key"), int(right.get_attribute("data-option")),
+                wrong.get_attribute("data-key"), int(wrong.get_attribute("data-option")))
+
+    (id1, q1, right1, _, wrong1, wrong1_at), (id2, q2, right2, right2_at, _, _), (id3, q3, *_) = \
+        fingerprints(first), fingerprints(second), fingerprints(third)
+    answer = lambda question, key, at, right: {  # noqa: E731
+        "lesson": "11", "question": question, "value": {"option": at, "right": right, "key": key},
+        "first": right, "firstAt": "2026-12-01T09:00:00Z"}
+    # Saved by an older build in which the first two checks stood the other way round: the answer
+    # to today's second question is under the first id, and the other way round. The third's
+    # answer chose an option whose words have since changed.
+    work = {"format": 1, "saved": "2026-12-01T09:00:00Z", "cells": {}, "labs": {}, "hints": {},
+            "answers": {f"check:{id1}": answer(q2, right2, right2_at, True),
+                        f"check:{id2}": answer(q1, wrong1, wrong1_at, False),
+                        f"check:{id3}": answer(q3, "000000000000", 1, False)},
+            "review": {f"check:{id2}": {"lesson": "11", "step": 1, "rights": 0,
+                                        "due": "2026-12-02T09:00:00Z", "done": False}}}
+    page.evaluate(f"localStorage.setItem({KEY!r}, {json.dumps(json.dumps(work))})")
+    page.reload()
+    page.wait_for_selector(".check[data-live]")
+
+    assert second.get_attribute("data-state") == "right", "the right answer followed its question"
+    assert first.get_attribute("data-state") == "wrong", "the wrong answer followed its question"
+    assert first.locator(f".check-option[data-key='{wrong1}'] .option-button").get_attribute("aria-pressed") == "true"
+    assert third.get_attribute("data-state") is None, "an option whose words changed is not chosen for the reader"
+    page.wait_for_function(f"JSON.parse(localStorage.getItem({KEY!r}) || '{{}}').answers?.['check:{id1}']?.question === {q1!r}")
+    stored = json.loads(page.evaluate(f"localStorage.getItem({KEY!r})"))
+    assert stored["answers"][f"check:{id1}"]["question"] == q1
+    assert stored["answers"][f"check:{id2}"]["question"] == q2
+    assert stored["review"].get(f"check:{id1}", {}).get("due") == "2026-12-02T09:00:00Z", \
+        "the review state went with its answer"
+    assert f"check:{id2}" not in stored["review"]
+
+
+def test_an_answer_saves_the_fingerprints_of_its_question_and_option(page, base_url):
+    page.goto(base_url + "lesson-11.html")
+    page.wait_for_selector(".check[data-live]")
+    check = page.locator(".check").first
+    right = check.locator(".check-option[data-right]")
+    right.locator(".option-button").click()
+    ident = check.get_attribute("data-check")
+    page.wait_for_function(f"JSON.parse(localStorage.getItem({KEY!r}) || '{{}}').answers?.['check:{ident}']")
+    entry = json.loads(page.evaluate(f"localStorage.getItem({KEY!r})"))["answers"][f"check:{ident}"]
+    assert entry["question"] == check.get_attribute("data-question")
+    assert entry["value"]["key"] == right.get_attribute("data-key")
+    assert entry["value"]["right"] is True
