@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from html import escape
 from typing import Callable
 
 from markdown_it.token import Token
@@ -53,6 +54,13 @@ def kids(token: Token, name: str) -> list[Token]:
 # options of any token, the project and course) and returns the directive's typed node of the
 # page model, or None when it adds nothing to the model. None writes anything: the walker keeps
 # the node (PageModel.add), and numbering is a pass of its own (source.number).
+
+def parse_now(reader, token: Token, line: int) -> None:
+    if token.children:
+        reader.fail(line, "a card's '::: now' is worked out from the page's harness "
+                          "(builder/inventory.py), the same way on every page: leave it empty")
+    return None
+
 
 def parse_check(reader, token: Token, line: int) -> Check:
     options = kids(token, "option")
@@ -260,9 +268,36 @@ CARD_PARTS = (("hit", "You hit"), ("built", "You built"), ("principle", "The pri
               ("now", "Your harness now"), ("open", "Still open"))
 
 
+def _code(name) -> str:
+    html = f"<code>{escape(name.name)}</code>"
+    return f"<strong>{html}</strong>" if name.new else f"<em>{html}</em>" if name.changed else html
+
+
+def draw_inventory(regions) -> Markup:
+    """"Your harness now", worked out (builder/inventory.py): a line per region, its functions and
+    classes in file order with a class's methods in brackets; what this page added in bold, what
+    it changed in italics."""
+    lines = []
+    for region in regions:
+        names = [_code(n) + (" (" + ", ".join(_code(m) for m in n.methods) + ")" if n.methods else "")
+                 for n in region.names]
+        lines.append(f'<li><span class="inventory-region">{region.number} · {escape(region.title)}</span> '
+                     + ", ".join(names) + "</li>")
+    every = [x for r in regions for n in r.names for x in (n, *n.methods)]
+    said = [words for words, marked in (("in bold: what this page added", any(x.new for x in every)),
+                                        ("in italics: what it changed", any(x.changed for x in every)))
+            if marked]
+    note = f'<p class="inventory-note">{"; ".join(said).capitalize()}.</p>\n' if said else ""
+    return Markup(note + '<ul class="inventory">\n' + "\n".join(lines) + "\n</ul>\n")
+
+
 def draw_card(token: Token, render: Render, page) -> dict:
-    parts = [{"name": name, "label": label, "body": _html(render, part.children)}
-             for name, label in CARD_PARTS for part in kids(token, name)]
+    parts = []
+    for name, label in CARD_PARTS:
+        for part in kids(token, name):
+            worked_out = name == "now" and page.now is not None
+            parts.append({"name": name, "label": label,
+                          "body": draw_inventory(page.now) if worked_out else _html(render, part.children)})
     prose = [t for t in token.children if t.type != "directive"]
     return {"prose": _html(render, prose), "parts": parts}
 
@@ -370,7 +405,10 @@ REGISTRY: dict[str, Directive] = {d.name: d for d in [
     _entry("capabilities", parse=parse_capabilities, context=draw_capabilities,
            doc="the capability checklist (left empty, the build writes it from course.yaml)"),
     _entry("card", closed=True, context=draw_card, doc="the closing card, holding its five parts"),
-    *(_entry(part, {"card"}, doc=CARD_DOCS[part]) for part, _ in CARD_PARTS),
+    *(_entry(part, {"card"}, doc=CARD_DOCS[part]) if part != "now" else
+      _entry(part, {"card"}, parse=parse_now,
+             doc=f"{CARD_DOCS[part]}: written empty; the build lists the harness's regions and names")
+      for part, _ in CARD_PARTS),
     _entry("terms", {""}, parse=parse_terms, context=draw_terms,
            doc="the terms the page introduces, one `- term: definition` line each (builder/glossary.py)"),
     _entry("sidequest", parse=parse_sidequest, context=draw_sidequest,

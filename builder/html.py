@@ -39,6 +39,7 @@ class PageContext:
     glossary: object = None        # builder.glossary.Glossary: its terms' first uses get cards
     carded: set[str] = field(default_factory=set)     # the terms given a card on this page so far
     inline: object = None          # Markdown text -> Markup, one line (a term's definition)
+    now: list | None = None        # "Your harness now": builder.inventory.Region list, or None
 
     def href_glossary(self, slug: str = "") -> str:
         """The glossary page, or one entry of it."""

@@ -21,6 +21,7 @@ from lab import lab_check
 
 from .course import Course, Page
 from .errors import BuildError
+from .inventory import inventory
 from .model import LabView
 from .project import Project
 
@@ -94,6 +95,15 @@ class Labs:
             return self.stages.solution(page.points[-1])
         base = self.course.base(page)
         return self.stages.solution(base) if base else ""
+
+    def inventory(self, page: Page) -> list:
+        """"Your harness now" for the page's card: its reference harness, region by region, with
+        what the page's labs added marked (builder/inventory.py)."""
+        after = self.reference(page)
+        if not page.points:                  # a checkpoint: the harness it reviews, nothing added
+            return inventory(after, after)
+        before = self.stages.previous(page.points[0])
+        return inventory(after, self.stages.solution(before) if before else "")
 
     # -- what a lab section shows -----------------------------------------------------------------
 

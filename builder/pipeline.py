@@ -181,6 +181,8 @@ def build(project: Project, out: Path, *, assets: bool = True,
         parsed = sources[page.id]
         outputs = proven[page.id]
         views = labs.views(page, parsed.rel) if page.labs else {}
+        if page.kind != "welcome":
+            parsed.meta["now"] = labs.inventory(page)
         files[page.path] = renderer.lesson(parsed, outputs, views)
         drawn.append((parsed, outputs, views))
         for src in parsed.figures:

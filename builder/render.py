@@ -63,7 +63,8 @@ class Renderer:
                               cells={c.id: c for c in source.cells}, labs=labs,
                               templates=self.templates, in_book=in_book,
                               headings=html.heading_ids(source.tokens), drawn=drawn,
-                              glossary=self.glossary, inline=self.inline)
+                              glossary=self.glossary, inline=self.inline,
+                              now=source.meta.get("now"))
         env = {"page": context}
         body = self.md.renderer.render(source.tokens, self.md.options, env)
         new_here = ""

@@ -248,6 +248,10 @@ def test_closing_parts_capabilities_card_sidequest_and_neighbours(lesson):
     labels = [dt.text() for dt in card.find_all("dt")]
     assert labels == ["You hit", "You built", "The principle", "Your harness now", "Still open"]
     assert "return, do not print" in card.find(cls="card-principle").text()
+    now = card.find(cls="card-now")
+    assert now.find("ul", "inventory").text().split() == ["1", "·", "greetings", "greet,", "shout"], \
+        "the card's harness is worked out from the page's reference harness, region by region"
+    assert [s.text() for s in now.find_all("strong")] == ["greet", "shout"], "what the page added is marked"
     quest = lesson.find("aside", "sidequest")
     assert "Side quest S1: Greetings in other languages" in quest.text()
     assert "Not yet written." in quest.text() and not quest.find_all("a")
@@ -427,6 +431,13 @@ def test_unknown_directive(book, tmp_path):
     from builder import directives
     assert message == (f"{LESSON}:{line_of(book, '::: quiz')}: unknown directive '::: quiz' "
                        f"(known: {', '.join(sorted(directives.REGISTRY))})")
+
+
+def test_a_written_harness_list_in_the_card_is_refused(book, tmp_path):
+    change(book, "::: now\n:::", "::: now\n- greet\n:::")
+    assert fails(book, tmp_path) == (
+        f"{LESSON}:{line_of(book, '::: now')}: a card's '::: now' is worked out from the page's harness "
+        "(builder/inventory.py), the same way on every page: leave it empty")
 
 
 def test_check_without_a_right_option(book, tmp_path):
