@@ -103,3 +103,45 @@ def test_every_labs_starting_file_fails_and_its_solution_passes_under_pyodide():
         if passes != (expectation == "passes"):
             wrong.append(f"{job_id}: {statuses.count('pass')} of {len(statuses)} tests pass")
     assert not wrong, "under Pyodide:\n" + "\n".join(wrong)
+
+
+def test_every_labs_page_shows_the_starting_file_its_tests_are_run_on():
+    """The editor opens on the page's `.lab-starting` (site/js/labs.js): for every lab of every
+    written page it is the stage's starting file, the one the test above runs."""
+    from html.parser import HTMLParser
+
+    class Starting(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.lab, self.inside, self.found = None, False, {}
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "section" and "lab" in (attrs.get("class") or "").split():
+                self.lab = attrs.get("id")
+            if tag == "pre" and "lab-starting" in (attrs.get("class") or "").split():
+                self.inside = True
+                self.found[self.lab] = ""
+
+        def handle_endtag(self, tag):
+            if tag == "pre":
+                self.inside = False
+
+        def handle_data(self, data):
+            if self.inside:
+                self.found[self.lab] += data
+
+    stages = Labs(PROJECT, COURSE).stages
+    checked = 0
+    for page in COURSE.written:
+        if not page.points:
+            continue
+        parser = Starting()
+        parser.feed((ROOT / "_site" / page.path).read_text(encoding="utf-8"))
+        for point in page.points:
+            lesson, number = point.split(".")
+            lab_id = f"lab-{int(lesson) if lesson.isdigit() else lesson}-{number}"
+            assert parser.found.get(lab_id) == stages.starting(point), \
+                f"{page.path}: #{lab_id} does not show the starting file of lab {point}"
+            checked += 1
+    assert checked == sum(len(page.points) for page in COURSE.written) >= 27
