@@ -3,6 +3,8 @@ Playwright. Every page fixture records each request and fails the test if one le
 Screenshots go to test-artifacts/, which the suite keeps."""
 from __future__ import annotations
 
+import re
+
 import subprocess
 import sys
 import tempfile
@@ -135,11 +137,23 @@ def profiles(playwright_instance, browser_path, request):
     assert profiles.foreign == [], f"requests left 127.0.0.1: {profiles.foreign}"
 
 
+# A test module that never runs Python marks itself `pytestmark = pytest.mark.no_python`: its pages'
+# requests for the interpreter's files are left unanswered (held, not refused, so nothing fails on
+# the page), and no Pyodide boots beside the test on a 2-core machine.
+PYTHON_FILES = re.compile(r"/(pyodide|py)/")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "no_python: the test's pages never start Python (its files are refused)")
+
+
 @pytest.fixture
-def page(profiles):
+def page(profiles, request):
     """A page in a fresh context of the shared browser. A test that reopens a profile after
     closing or killing its browser opens its own with profiles.open()."""
     context = profiles.fresh()
+    if request.node.get_closest_marker("no_python"):
+        context.route(PYTHON_FILES, lambda route: None)
     page = context.pages[0] if context.pages else context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))

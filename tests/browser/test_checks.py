@@ -18,6 +18,8 @@ from builder.project import Project  # noqa: E402
 from conftest import screenshot  # noqa: E402
 from fixture_site import serving  # noqa: E402
 
+pytestmark = pytest.mark.no_python     # these pages are read, never run: no Python boots beside them
+
 FIXTURE = ROOT / "tests" / "fixtures" / "book"
 
 

@@ -3,9 +3,13 @@ page not complete, a page marked complete when its questions are answered and it
 ← and → turning the pages."""
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from conftest import screenshot
+
+pytestmark = pytest.mark.no_python     # these pages are read, never run: no Python boots beside them
 
 
 def work_with(pages: list[dict]) -> dict:

@@ -3,11 +3,15 @@ label is at least LEGIBLE_PX (swiped sideways), and a tap opens it in a viewer t
 zooms, with a way back (Close, Escape, the browser's Back)."""
 from __future__ import annotations
 
+import pytest
+
 import re
 from pathlib import Path
 
 from conftest import screenshot
 from builder.figures import LEGIBLE_PX
+
+pytestmark = pytest.mark.no_python     # these pages are read, never run: no Python boots beside them
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
          "has_touch": True}

@@ -9,6 +9,8 @@ import pytest
 from conftest import screenshot
 from test_accessibility import AXE, audit
 
+pytestmark = pytest.mark.no_python     # these pages are read, never run: no Python boots beside them
+
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
          "has_touch": True}
 PAGE = "lesson-05.html"

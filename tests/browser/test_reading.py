@@ -27,6 +27,7 @@ def theme(page) -> str:
 
 # -- the dark theme -------------------------------------------------------------------------------
 
+@pytest.mark.no_python
 def test_the_theme_follows_the_system_until_the_reader_chooses(page, base_url):
     page.emulate_media(color_scheme="dark")
     page.goto(base_url + "lesson-01.html")
@@ -36,6 +37,7 @@ def test_the_theme_follows_the_system_until_the_reader_chooses(page, base_url):
     assert paper(page) == LIGHT_PAPER
 
 
+@pytest.mark.no_python
 def test_the_toggle_survives_a_reload_and_a_page_change(page, base_url):
     page.emulate_media(color_scheme="light")
     page.goto(base_url + "lesson-01.html")
@@ -57,6 +59,7 @@ def test_the_toggle_survives_a_reload_and_a_page_change(page, base_url):
     assert theme(page) == "light" and paper(page) == LIGHT_PAPER
 
 
+@pytest.mark.no_python
 def test_figures_follow_the_toggle(page, base_url):
     """A figure is an SVG in an <img>, which answers prefers-color-scheme from the img's
     color-scheme: the toggle sets it, so a figure drawn for both themes follows the toggle."""
@@ -158,6 +161,7 @@ def test_the_python_status_never_covers_text(page, base_url, width):
         screenshot(page, "phone-390-status")
 
 
+@pytest.mark.no_python
 def test_on_a_phone_the_diff_gives_its_room_to_the_code(page, base_url):
     """The before/after numbers and the sign take little of a 390 px screen; the code the rest."""
     page.set_viewport_size({"width": 390, "height": 844})
@@ -270,6 +274,7 @@ def test_a_lab_with_the_readers_code_prints_the_readers_gaps(page, base_url):
     assert squeeze("Printed here: your 2 gaps, each from the line before it, numbered as in the file.") in text
 
 
+@pytest.mark.no_python
 def test_lesson_14_prints_in_at_most_25_a4_pages(page, base_url):
     """The longest lesson's worksheet: its labs as their changes, its answers flowing on."""
     from pypdf import PdfReader
@@ -279,6 +284,7 @@ def test_lesson_14_prints_in_at_most_25_a4_pages(page, base_url):
     assert sheets <= 25, f"lesson 14 prints as {sheets} A4 pages"
 
 
+@pytest.mark.no_python
 def test_lesson_03_prints_as_a_worksheet_with_the_answers_last(page, base_url):
     """Printed, a check shows its question and every option; the explanations, the right letters,
     the hints and the model answers come after all the questions, in one section at the end."""
@@ -348,6 +354,7 @@ def test_escape_then_tab_leaves_every_editor(page, base_url, path):
 
 # -- finding one's way: the contents rail, permalinks, the lab's verdict first ---------------------
 
+@pytest.mark.no_python
 def test_the_contents_rail_and_permalinks(page, base_url):
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(base_url + "lesson-11.html")
@@ -398,6 +405,7 @@ def test_the_lab_verdict_comes_before_its_tests(page, base_url):
     assert summary["y"] < first_test["y"], "the verdict is above the tests"
 
 
+@pytest.mark.no_python
 def test_on_a_phone_a_figure_links_to_the_drawing_and_a_tap_opens_it_large(page, base_url):
     """At 390 px: without JavaScript the figure's link is the drawing itself; with it, a tap opens
     the viewer (tests/browser/test_figures.py tests the viewer)."""

@@ -11,6 +11,8 @@ import pytest
 from conftest import screenshot
 from fixture_site import RESULTS, search
 
+pytestmark = pytest.mark.no_python     # search needs no Python: none boots beside it
+
 def test_a_search_in_lesson_01_finds_a_section_of_lesson_11_and_goes_there(page, base_url):
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(base_url + "lesson-01.html")

@@ -3,10 +3,14 @@ term is found first on the page, and in the section, that introduces it, above t
 only use it ("compaction" -> lesson 12, "What to throw away")."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import re
 
 from fixture_site import RESULTS, search
+
+pytestmark = pytest.mark.no_python     # search needs no Python: none boots beside it
 
 
 def test_words_searched_together_match_as_a_phrase(page, base_url):
