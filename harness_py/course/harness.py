@@ -165,8 +165,10 @@ def tool_specs(tools):
 
 def run_tool(tools, call):
     """Run one tool call and return the toolResult message that answers it. One call in, exactly
-    one result out: the model matches the result to its call by id, so it must never get two,
-    or none. The caller puts the result into the transcript."""
+    one result out: one message, never a list or None, since the model matches a result to its
+    call by id. Tools just raise, and this catches nothing yet: an exception goes up to the
+    caller, never a result that reads as a success (lesson 4 turns it into a result). The caller
+    puts the result into the transcript."""
     tools_by_name = {tool["name"]: tool for tool in tools}
     content = tools_by_name[call["name"]]["execute"](call["arguments"])
     return {"role": "toolResult", "tool_call_id": call["id"], "tool_name": call["name"],

@@ -27,6 +27,8 @@ The disk (lab/workspace.py):
         .exists(p) .read_text(p) .write_text(p, t) .append_text(p, t) .listdir(p=".")
         .rename(src, dst) .remove(p) .fsync(p) .files .writes .cut_point
         .reboot(power_loss=False) -> Workspace
+    read_tool(files)                    lesson 2's plain `read` tool over a dict of path -> text,
+                                        or over a Workspace
     cut(at_write, after_bytes=None, *, fraction=None, path=None, before=False)   a fault plan
     PowerCut                            BaseException: no `except Exception` catches it
 
@@ -114,12 +116,12 @@ from .wire import (ANTHROPIC_BAD_REQUEST, ANTHROPIC_OVERLOADED, ANTHROPIC_STREAM
                    OPENAI_RATE_LIMITED, OPENAI_STREAM_TEXT, OPENAI_STREAM_TOOLS, OPENAI_TEXT,
                    OPENAI_TOOL, OPENAI_UNAUTHORIZED, NoAnswer, Sent, Transport, answer, refused,
                    sse_events, timed_out)
-from .workspace import Cut, PowerCut, Workspace, cut
+from .workspace import Cut, PowerCut, Workspace, cut, read_tool
 
 __all__ = [
     "user", "text", "call", "reply", "say", "tool_result", "provider_error",
     "show", "shape", "validate", "timeline", "CLIP",
-    "Workspace", "cut", "Cut", "PowerCut",
+    "Workspace", "cut", "Cut", "PowerCut", "read_tool",
     "ScriptedModel", "Request", "ScriptExhausted", "forever", "power_cut", "raises", "forgetful",
     "tokens", "usage",
     "Shell", "drive", "LabCase", "capped", "Capped", "CappedStream", "TooManyCalls", "drain",

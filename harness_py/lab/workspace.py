@@ -327,3 +327,17 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({self.files!r})"
+
+
+def read_tool(files: "dict[str, str] | Workspace") -> dict:
+    """Lesson 2's hand-written `read` tool, for cells that need one and are about something else:
+    the four keys of a tool, one string argument "path", and an execute that returns the file's
+    whole text. `files` is a dict of path -> text (a missing path raises KeyError) or a Workspace
+    (read_text: FileNotFoundError). The harness's own read tool, with a budget, is lesson 6's
+    make_read_tool."""
+    def execute(arguments: dict) -> str:
+        path = arguments["path"]
+        return files.read_text(path) if isinstance(files, Workspace) else files[path]
+    return {"name": "read", "description": "Read a text file.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            "execute": execute}
