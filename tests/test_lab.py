@@ -180,7 +180,7 @@ def test_validate_roles_first_message_and_content_types():
     assert any("arguments must be a dict, got str" in p for p in bad_call)
     empty = lab.validate([lab.user("x"), lab.provider_error("down")])
     assert empty == ["messages[1]: an assistant message with no content (a failed reply?); "
-                     "providers refuse an empty assistant message"]
+                     "Anthropic's Messages API refuses an empty one anywhere but last"]
     assert lab.validate([lab.user("x"), "hello"]) == ["messages[1]: not a dict but str"]
 
 

@@ -237,8 +237,8 @@ def _content_problems(where: str, role: str, content: Any) -> list[str]:
         return [f"{where}: content of an assistant message must be a list of blocks, "
                 f"got {type(content).__name__}"]
     if not content:
-        return [f"{where}: an assistant message with no content (a failed reply?); providers "
-                "refuse an empty assistant message"]
+        return [f"{where}: an assistant message with no content (a failed reply?); Anthropic's "
+                "Messages API refuses an empty one anywhere but last"]
     out = []
     for k, b in enumerate(content):
         kind = b.get("type") if isinstance(b, dict) else None
@@ -265,9 +265,10 @@ def validate(messages: Iterable[dict]) -> list[str]:
 
     The rules are the ones providers enforce and the course harness has to keep: the first
     message is the user's; every role is user, assistant or toolResult; content has the type its
-    role needs; an assistant message is not empty; and every tool call is answered at once: the
-    messages right after an assistant message that calls c1 and c2 are the results for c1 and
-    then c2, exactly one each. A result whose call is nowhere, or comes later, or was already
+    role needs; an assistant message is not empty (Anthropic's Messages API allows an empty one
+    only as the last message; this is stricter and checks every one); and every tool call is
+    answered at once: the messages right after an assistant message that calls c1 and c2 are the
+    results for c1 and then c2, exactly one each. A result whose call is nowhere, or comes later, or was already
     answered, is a problem, and so is a call id used twice. Each sentence starts with the place,
     "messages[3]", counted from 0 as Python counts.
     """

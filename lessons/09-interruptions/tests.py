@@ -296,7 +296,7 @@ class Lab1(unittest.TestCase):
                           "heard.")
 
     def test_steering_costs_no_turn(self):
-        """A user message opens a turn but is not a model call: with max_turns=1, a prompt with steering waiting still gets its one model call."""
+        """A user message opens a turn but is not a model call: with max_turns=1, a prompt with steering waiting still gets its one model call; with max_turns=2, steering typed while the first reply's call runs still leaves the second call, U A[e1] R(e1) U A."""
         model = lab.ScriptedModel([lab.say("Spaces.")])
         h = harness.Harness(model, harness.SYSTEM, [], max_turns=1)
         h.steer("Use spaces.")
@@ -306,6 +306,21 @@ class Lab1(unittest.TestCase):
                          f"{len(model.calls)} time(s) and the record is {_shape(h.messages)}; "
                          "expected one call and U U A. max_turns counts model calls, not the user "
                          "messages that open a turn.")
+        typed = []
+
+        def type_once():
+            if not typed:
+                typed.append(True)
+                h.steer("Use spaces.")
+        model = lab.ScriptedModel([lab.reply(lab.call("edit", {}, id="e1")), lab.say("Done.")])
+        h = harness.Harness(model, harness.SYSTEM, [_tool("edit", type_once)], max_turns=2)
+        self._drive(lambda: h.prompt("Indent a.py."), sofar=lambda: h.messages)
+        self.assertEqual((len(model.calls), _shape(h.messages)), (2, "U A[e1] R(e1) U A"),
+                         f"With max_turns=2 and steering typed during e1, the model was called "
+                         f"{len(model.calls)} time(s) and the record is {_shape(h.messages)}; "
+                         "expected two calls and U A[e1] R(e1) U A. Steering handed over between "
+                         "turns opens the next turn; it does not use one up: count a turn only "
+                         "where the loop is about to call the model.")
 
     def test_steering_at_the_limit(self):
         """With max_turns=1, steering typed while the first reply's call runs is not lost: it opens turn 2 and is recorded, and turn 2's reply is the limit's stop, U A[e1] R(e1) U A!, after one model call."""

@@ -323,7 +323,7 @@ class Lab1(_LabCase):
                           "valid, so a second repair has nothing to do.")
 
     def test_context_for_model(self):
-        """context_for_model leaves out a failed, empty assistant message (stop_reason "error", with or without an error_message), keeps a failed one that got words out and an empty one that did not fail, pairs calls with results, and never changes the record."""
+        """context_for_model leaves out a failed, empty assistant message (stop_reason "error", with or without an error_message), keeps a failed one that got words out and an empty one that did not fail, pairs calls with results, and never changes the record: the view is a new list every time, even for a record that needs no mending."""
         partial = {**lab.say("Half an ans"), "stop_reason": "error", "error_message": "cut off"}
         record = [lab.user("Hi"), lab.provider_error("503"), lab.user("Hi?"), partial,
                   lab.user("Again?"), lab.reply(lab.call("t", {}, id="c1"))]
@@ -345,6 +345,10 @@ class Lab1(_LabCase):
                       "the view; expected it kept. Only a reply that failed (stop_reason "
                       "\"error\") and is empty is left out: the view mends what a failure broke, "
                       "nothing else.")
+        if view is record:
+            self.fail("for a record that needed no mending, context_for_model returned the record "
+                      "itself; expected a new list, every time. When the view is the record, "
+                      "whatever is done to the view (an append, a pop) changes what happened.")
         bare = {"role": "assistant", "content": [], "stop_reason": "error"}
         record = [lab.user("Hi"), bare, lab.user("Hello?")]
         view = self.repair(record, "context_for_model")

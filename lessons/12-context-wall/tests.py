@@ -590,8 +590,8 @@ class Lab2(_LabCase):
         request that is too long, and False for other failures (among them 400s about something
         else, one saying a tool's name is "too long", one about a "context_management"
         parameter, and a 503 after text that says those words), for a reply that succeeded
-        while saying those words (in its text, or in an error_message field), and for a user
-        message."""
+        while saying those words (in its text, or in an error_message field), for a failed reply
+        with no error_message at all, and for a user message."""
         yes = ["prompt is too long: 208310 tokens > 200000 maximum",
                "This model's maximum context length is 128000 tokens. However, your messages "
                "resulted in 130512 tokens.",
@@ -616,6 +616,13 @@ class Lab2(_LabCase):
             got = self.call("is_overflow", harness.is_overflow, lab.provider_error(words))
             self.assertTrue(got is True, f"is_overflow of a failed reply saying {words[:60]!r} "
                             f"returned {got!r}; expected True.")
+        bare = {"role": "assistant", "content": [], "stop_reason": "error"}
+        got = self.call("is_overflow of a failed reply with no error_message key",
+                        harness.is_overflow, bare,
+                        hint="Expected False: a failed reply is known by its stop_reason, and "
+                        "its error_message is not promised; read it with .get().")
+        self.assertTrue(got is False, f"is_overflow of a failed reply with no error_message key "
+                        f"returned {got!r}; expected False: nothing says it was too long.")
         for message in no:
             got = self.call("is_overflow", harness.is_overflow, message)
             self.assertTrue(got is False, f"is_overflow of {lab.show([message])[:80]} returned "
@@ -1158,8 +1165,9 @@ class Lab2(_LabCase):
                              "interleaved. Each prompt builds a new Harness, whose own guard "
                              "cannot see the other run: keep a running flag on the Session, "
                              "checked when prompt() is called.")
-        self.assertIn("already running", str(error), f"the second prompt raised {error!r}; "
-                      "expected RuntimeError('already running').")
+        self.assertEqual(str(error), "already running", f"the second prompt raised {error!r}; "
+                         "expected RuntimeError('already running'), those words and no more: a "
+                         "Session has no steer() or follow_up() to point the caller to.")
         self.assertEqual(ws.read_text(LOG), before, "the refused second prompt wrote to the log.")
         for _ in first:
             pass
