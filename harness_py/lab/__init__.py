@@ -84,6 +84,9 @@ A lab that has the reader rewrite run_agent or Harness re-tests the earlier rule
 keeps_loop_rules(test, harness, stream=False, retry=False), keeps_harness_rules(test, harness);
 run_events(test, start, what) consumes a run, a runaway or an exception failing in a sentence.
 
+Checkpoint B's records (lab/broken.py): broken_record(n, harness, then=()) -> Broken, with
+.record .harness .model .ws: record n (1 to 7) built as its first cell on that page builds it.
+
 Also: Shell(ws).run(command) -> (output, exit_code) (lab/shell.py); drive(run) -> list;
 explore_crashes(program, check, *, files=None, offsets="every byte", power_loss=False,
 stop_at_first=False) -> CrashReport (lab/crashes.py).
@@ -98,6 +101,7 @@ from typing import AsyncIterable, Awaitable, Iterable
 
 from .case import (Capped, CappedStream, LabCase, TooManyCalls, capped, drain, keeps_harness_rules,
                    keeps_loop_rules, run_events)
+from .broken import Broken, broken_record
 from .crashes import CrashPoint, CrashReport, explore_crashes
 from .messages import (CLIP, call, provider_error, reply, say, shape, show, text, timeline,
                        tool_result, user, validate)
@@ -126,7 +130,7 @@ __all__ = [
     "tokens", "usage",
     "Shell", "drive", "LabCase", "capped", "Capped", "CappedStream", "TooManyCalls", "drain",
     "keeps_loop_rules", "keeps_harness_rules", "run_events",
-    "explore_crashes", "CrashReport", "CrashPoint",
+    "explore_crashes", "CrashReport", "CrashPoint", "broken_record", "Broken",
     "WindowedModel", "request_tokens", "summariser", "SUMMARY_PREFIX",
     "renamer", "RENAME_NAMES", "RENAME_FILES", "RENAME_TASK", "rename_session",
     "Clock", "skill",
