@@ -2565,21 +2565,18 @@ def skill_description(text):
 #        IDENTITY
 #        "Tools:" then one line per tool, in order: f"- {name}: {snippet(tool)}" ("- (none)")
 #        "Guidelines:" then one line f"- {g}" per guideline: each tool's tool.get("guidelines"),
-#        in tool order, then `guidelines`, then GUIDELINES; stripped, blank ones dropped, and each
-#        only once, where it first came
+#        in tool order, then `guidelines`, then GUIDELINES, each only once, where it first came
 #      (IDENTITY, the tools and the guidelines are three sections of this part)
 #   2. the project's instructions, if find_instructions found any with text in them: the line
 #        "Project instructions, outermost first; the last is nearest and wins:"
-#      then per file f'<instructions path="{path}">', its text with text.rstrip() (the end's
-#      blank space and line breaks go, the start is kept as written), and "</instructions>",
+#      then per file f'<instructions path="{path}">', text.rstrip(), and "</instructions>",
 #      one line each. A file that holds nothing but blank space is left out
 #   3. the skills, if there are any and a tool is named exactly "read" (bash does not count):
 #        "Skills: when a task matches one, read its file with the read tool first."
 #      then one line per skill f"- {name}: {description} ({path})". Never a skill's body
 #   4. f"Today's date: {clock.today().isoformat()}" and, on the next line,
-#      f"Working folder: {where}": "/workspace", then "/" + each part of cwd that find_instructions
-#      walks (cwd split on "/", without "" and "."), so "app/api", "app/api/", "./app/api" and
-#      "/app/api" all give "/workspace/app/api", and "." gives "/workspace".
+#      f"Working folder: {where}": "/workspace", then "/" + each folder find_instructions walks
+#      through, so "app/api" gives "/workspace/app/api" and "." gives "/workspace".
 #      The clock is asked now, each time: never the machine's date, never a date kept from before
 #   It writes nothing and changes none of its arguments (the tools, their guidelines, the list).
 #@ code
@@ -2623,8 +2620,8 @@ def collect_guidelines(tools, guidelines=()):
         said += list(tool.get("guidelines", ()))
     said += list(guidelines) + list(GUIDELINES)
     unique = []
-    for guideline in (g.strip() for g in said):
-        if guideline and guideline not in unique:
+    for guideline in said:
+        if guideline not in unique:
             unique.append(guideline)
     return unique
 

@@ -17,7 +17,7 @@ import lab
 LESSON = 13
 LOG = "session.jsonl"
 ROOT = "Root rule: run the tests with `make test`.\n"
-APP = "  - App rule: the app/ code uses 4 spaces.\n\n"   # an indent to keep, a blank line to drop
+APP = "App rule: the app/ code uses 4 spaces.\n"
 API = "API rule: every handler returns JSON.\n"
 BESIDE = "Docs rule: write in British English.\n"
 BELOW = "v2 rule: nothing here is released yet.\n"
@@ -230,18 +230,6 @@ class Lab1(_LabCase):
                          "both files as read, the empty one too: it reports the disk, and the "
                          "prompt decides what to leave out.")
 
-    def test_instructions_cwd_spelled_otherwise(self):
-        """find_instructions gives the same files for "app/api/", "./app/api", "/app/api",
-        "app//api", "app/./api" and "app/api": an empty part or a "." in the working folder is no
-        folder."""
-        want = [("AGENTS.md", ROOT), ("app/AGENTS.md", APP), ("app/api/AGENTS.md", API)]
-        for cwd in ("app/api/", "./app/api", "/app/api", "app//api", "app/./api"):
-            got = self.find(_disk(), cwd)
-            self.assertEqual([tuple(pair) for pair in got], want,
-                             f"find_instructions(ws, {cwd!r}) returned the paths "
-                             f"{[pair[0] for pair in got]}; expected {[p for p, _ in want]}: drop "
-                             "the \"\" and \".\" parts when you split the working folder.")
-
     def test_instructions_not_beside_or_below(self):
         """find_instructions never returns a file beside the way (docs/, or ap/ and app/a/, whose
         names merely begin the working folder's path) or below the working folder (app/api/v2/);
@@ -401,25 +389,23 @@ class Lab1(_LabCase):
 
     def test_guidelines_once(self):
         """Guidelines come from each tool's "guidelines", then the caller's, then GUIDELINES,
-        stripped (a caller's guideline padded with a tab and spaces is printed without them), blank
-        ones dropped, and each said once, where it first came."""
+        each said once, where it first came."""
         ws = _disk()
-        tools = [_tool("grep", "Search files.", ["Quote paths.", "  "]),
+        tools = [_tool("grep", "Search files.", ["Quote paths."]),
                  _tool("find", "Find files.", ["Quote paths.", "Prefer grep to reading."])]
-        extra = [" Quote paths. ", "\tKeep answers short.  ", harness.GUIDELINES[0]]
+        extra = ["Quote paths.", "Keep answers short.", harness.GUIDELINES[0]]
         part = next((p for p in _sections(self.build(tools, ws, guidelines=extra))
                      if p.startswith("Guidelines:")), "")
         want = ["Quote paths.", "Prefer grep to reading.", "Keep answers short."]
         want += list(harness.GUIDELINES)
         got = [line[2:] for line in part.splitlines()[1:]]
         self.assertEqual(got, want, f"the guidelines are {got}; expected {want}: each once, "
-                         "where it first came, and stripped: the text you compare is the text "
-                         "you print.")
+                         "where it first came.")
 
     def test_instructions_in_prompt(self):
         """The project's instructions follow their heading line, each file as
-        <instructions path="..."> with its text rstripped (app/AGENTS.md's leading indent kept,
-        its blank line at the end dropped) and </instructions>, in find_instructions' order,
+        <instructions path="..."> with its text rstripped and </instructions>, in
+        find_instructions' order,
         nearest last (2024/ after the root, though it sorts first); with none found there is no
         such section."""
         ws = _disk()
@@ -442,27 +428,11 @@ class Lab1(_LabCase):
         self.assertNotIn("<instructions", prompt, "with no AGENTS.md the prompt still has an "
                          "instructions section; leave out a section with nothing in it.")
 
-    def test_instructions_odd_files(self):
-        """An AGENTS.md saved with Windows line endings or trailing spaces goes in without them
-        at its end, and a blank line inside it stays; an empty one, or one of blank space only
-        (Windows line breaks included), is left out, and with no other file there is no
-        instructions section."""
-        for text in ("Use tabs.\r\n", "Use tabs.  \t\n\n"):
-            ws = lab.Workspace({"AGENTS.md": text})
-            part = next((p for p in _sections(self.build(_tools(ws), ws))
-                         if p.startswith(INSTRUCTIONS_HEAD)), None)
-            want = f'{INSTRUCTIONS_HEAD}\n<instructions path="AGENTS.md">\nUse tabs.\n</instructions>'
-            self.assertEqual(part, want, f"for an AGENTS.md holding {text!r} the instructions "
-                             f"section is {part!r}; expected {want!r}: rstrip() takes every kind "
-                             "of blank space off the end, a carriage return included.")
-        ws = lab.Workspace({"AGENTS.md": "Indent with tabs.\n\nIn generated code, spaces.\n"})
-        prompt = self.build(_tools(ws), ws)
-        want = ('<instructions path="AGENTS.md">\nIndent with tabs.\n\nIn generated code, '
-                'spaces.\n</instructions>')
-        self.assertIn(want, prompt, "an AGENTS.md of two paragraphs lost the blank line between "
-                      "them in the prompt: only the end of a file is stripped, its inside goes in "
-                      "as written.")
-        for blank in ("", "  \n\n\t\n", "\r\n\r\n"):
+    def test_blank_instruction_file_left_out(self):
+        """An AGENTS.md that is empty, or holds nothing but spaces and line breaks, is left out of
+        the prompt, the other files kept; with no other file there is no instructions
+        section."""
+        for blank in ("", "  \n\n"):
             ws = lab.Workspace({"AGENTS.md": "Use tabs.\n", "app/AGENTS.md": blank})
             prompt = self.build(_tools(ws), ws, "app")
             self.assertNotIn("app/AGENTS.md", prompt, f"an app/AGENTS.md holding {blank!r} is in "
@@ -540,19 +510,14 @@ class Lab1(_LabCase):
 
     def test_last_section(self):
         """The last section is f"Today's date: {date}" and, on the next line, the working folder:
-        "Working folder: /workspace" for ".", "" and "./", and "/workspace/app/api" for every
-        spelling of app/api that find_instructions reads as app/api: "app/api", "app/api/",
-        "/app/api", "./app/api" and "app//api"."""
+        "Working folder: /workspace" for "." and "/workspace/app/api" for "app/api"."""
         ws = _disk()
-        for cwd, where in ((".", "/workspace"), ("app/api", "/workspace/app/api"),
-                           ("app/api/", "/workspace/app/api"), ("/app/api", "/workspace/app/api"),
-                           ("./app/api", "/workspace/app/api"), ("app//api", "/workspace/app/api"),
-                           ("", "/workspace"), ("./", "/workspace")):
+        for cwd, where in ((".", "/workspace"), ("app/api", "/workspace/app/api")):
             last = _sections(self.build(_tools(ws), ws, cwd))[-1]
             want = f"Today's date: 2026-03-02\nWorking folder: {where}"
             self.assertEqual(last, want, f"with cwd {cwd!r} the last section is {last!r}; "
-                             f"expected {want!r}: name the folder by the parts find_instructions "
-                             "walks, cwd split on '/' without '' and '.'.")
+                             f"expected {want!r}: /workspace, then the folders find_instructions "
+                             "walks.")
 
     def test_custom_replaces_default_only(self):
         """custom= takes the place of the default part (identity, tools, guidelines) and nothing
