@@ -3235,7 +3235,7 @@ def openai_events(sse):
             finish = choice.get("finish_reason") or finish
     yield {"type": "error", "message": "the stream ended before [DONE]"}
 #@ end
-#@ block 16.3 given: a transport over urllib, and the provider's words
+#@ block 16.4 given: a transport over urllib, and the provider's words
 # -- HTTP: the bytes, the transport, the provider's words --
 
 
@@ -3307,7 +3307,7 @@ def provider_words(status, data):
         return f"{status} {error}"
     return f"{status} {error.get('type') or error.get('code')}: {error.get('message')}"
 #@ end
-#@ block 16.3 given
+#@ block 16.4 given
 
 
 class HttpModel:
@@ -3349,7 +3349,7 @@ class HttpModel:
         body = json.dumps(self.body(system, messages, tools, stream)).encode()
         return self.transport("POST", self.url(), self.headers(self._key()), body)
 #@ end
-#@ block 16.3 gap
+#@ block 16.4 gap
 #@ spec
     # Spec only. The tests import AnthropicModel and OpenAIModel, below, which are HttpModels:
     # write their two methods here, once for both.
@@ -3440,7 +3440,7 @@ class HttpModel:
                 return
             self.sleep(backoff(attempt, headers))
 #@ end
-#@ block 16.3 given
+#@ block 16.4 given
 
 
 class AnthropicModel(HttpModel):
