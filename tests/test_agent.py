@@ -582,16 +582,16 @@ def test_a_harness_that_is_not_ready_gets_a_sentence(home):
         harness_file.unlink()
         assert _refused(home, server, TASK).stderr == (
             f"agent.py: there is no harness.py beside agent.py (in {home}). Put the harness.py you "
-            "finished in lab 16.3 there.\n")
+            "finished in lab 16.4 there.\n")
         harness_file.write_text("def broken(:\n    pass\n")
         assert _refused(home, server, TASK).stderr == (
             "agent.py: harness.py, line 1: invalid syntax. Fix it (the lab's tests show where) and start again.\n")
         for point, lacks in (("16.1", "ask_first, AnthropicModel, OpenAIModel"),
-                             ("16.3", "HttpModel.complete, HttpModel.stream")):
+                             ("16.4", "HttpModel.complete, HttpModel.stream")):
             harness_file.write_text(stages.load().starting(point))
             assert _refused(home, server, TASK).stderr == (
                 f"agent.py: harness.py has no {lacks}: it is not yet the closing page's harness. Finish "
-                "lab 16.3 first (its tests all pass), and put that harness.py beside agent.py.\n")
+                "lab 16.4 first (its tests all pass), and put that harness.py beside agent.py.\n")
 
 
 def test_bad_flags_are_refused_before_anything_is_written(home):

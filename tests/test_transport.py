@@ -1,4 +1,4 @@
-"""The given urllib_transport (lesson 16.3): a body cut off mid-chunk is a broken connection,
+"""The given urllib_transport (lesson 16.4): a body cut off mid-chunk is a broken connection,
 ConnectionError (an OSError), never http.client.IncompleteRead, so the adapters' "never an
 exception" holds for the dropped stream it usually is over HTTP/1.1."""
 import importlib.util
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _harness(tmp_path):
     source = subprocess.run([sys.executable, str(ROOT / "harness_py" / "stages.py"), "solution",
-                             "16.3"], capture_output=True, text=True, check=True).stdout
+                             "16.4"], capture_output=True, text=True, check=True).stdout
     path = tmp_path / "harness_163.py"
     path.write_text(source)
     sys.path.insert(0, str(ROOT / "harness_py"))

@@ -3234,7 +3234,7 @@ def openai_events(sse):
             finish = choice.get("finish_reason") or finish
     yield {"type": "error", "message": "the stream ended before [DONE]"}
 #@ end
-#@ block 16.3 given: a transport over urllib, and the provider's words
+#@ block 16.4 given: a transport over urllib, and the provider's words
 # -- HTTP: the bytes, the transport, the provider's words --
 
 
@@ -3306,7 +3306,7 @@ def provider_words(status, data):
         return f"{status} {error}"
     return f"{status} {error.get('type') or error.get('code')}: {error.get('message')}"
 #@ end
-#@ block 16.3 given
+#@ block 16.4 given
 
 
 class HttpModel:
@@ -3348,7 +3348,7 @@ class HttpModel:
         body = json.dumps(self.body(system, messages, tools, stream)).encode()
         return self.transport("POST", self.url(), self.headers(self._key()), body)
 #@ end
-#@ block 16.3 gap
+#@ block 16.4 gap
 #@ spec
     # Spec only. The tests import AnthropicModel and OpenAIModel, below, which are HttpModels:
     # write their two methods here, once for both.
@@ -3439,7 +3439,7 @@ class HttpModel:
                 return
             self.sleep(backoff(attempt, headers))
 #@ end
-#@ block 16.3 given
+#@ block 16.4 given
 
 
 class AnthropicModel(HttpModel):

@@ -9,7 +9,7 @@ No test opens a socket: every answer comes from lab.Transport, which plays excha
 each provider's documented wire format, so the same tests run in the page and at home. Each
 test's docstring is its checklist line on the page, word for word. Run them with
 
-    python lab/lab_check.py --harness harness.py --lesson 16 tests.py [--lab 1|2|3]
+    python lab/lab_check.py --harness harness.py --lesson 16 tests.py [--lab 1|2|3|4]
 """
 import inspect
 import json
@@ -743,7 +743,7 @@ class Lab2(_LabCase):
                          "been cut, and is not recorded as a whole one.")
 
 
-# -------------------------------------------------------------- lab 3: failures are replies
+# ---------------------------------------------- labs 3 and 4: bytes on the wire, failures are replies
 
 def _anthropic(answers, environ=None, size=7, **options):
     wire, sleeps = lab.Transport(answers, size=size), _Sleeps()
@@ -825,6 +825,12 @@ class Lab3(_LabCase):
         got = self.sse([data], "on comments and fields")
         want = [{"event": None, "data": "x\n two\n"}, {"event": "only", "data": "1"}]
         self.assertEqual(got, want, f"read_sse gave {got!r}; expected {want!r}")
+        data = b"event: only\n: a comment\ndata: 1\n:\ndata: 2\n\n: ping\n\n"
+        got = self.sse([data], "on comments among data lines")
+        want = [{"event": "only", "data": "1\n2"}]
+        self.assertEqual(got, want, f"on {data!r} read_sse gave {got!r}; expected {want!r}: a "
+                         "line that starts with a colon is a comment, and adds nothing to the "
+                         "event it sits in, nor makes an event of its own")
 
     def test_cut_tail_not_yielded(self):
         """An event with no blank line after it, at the end of the bytes, is not yielded: the stream was cut before it was whole."""
@@ -859,6 +865,11 @@ class Lab3(_LabCase):
                          f"{source.read} chunks; the first chunk already held it whole. Yield "
                          "each event as it ends: a reader waiting for the whole stream shows "
                          "nothing until the reply is over.")
+
+
+# -------------------------------------------------------------- lab 4: failures are replies
+
+class Lab4(_LabCase):
 
     def complete(self, model):
         return self.call("complete", model.complete, "Be brief.", _ask_read(), TOOLS)

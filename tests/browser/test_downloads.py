@@ -87,18 +87,18 @@ def test_each_zip_unzips_to_a_lab_folder_that_runs_under_cpython(site_dir, stati
 
 
 def test_the_closing_page_gives_one_zip_to_take_home(page, base_url, site_dir, tmp_path):
-    """Once lab 16.3 has passed, its "Take my harness home" button gives one zip: the harness that
+    """Once lab 16.4 has passed, its "Take my harness home" button gives one zip: the harness that
     passed, agent.py as the page's lab folder has it, and a README; agent.py runs from it."""
     import json
     from pathlib import Path
     import stages
-    harness = stages.load().solution("16.3")
+    harness = stages.load().solution("16.4")
     page.goto(base_url + "closing.html")
-    button = page.locator("#lab-16-3 .lab-take-home")
+    button = page.locator("#lab-16-4 .lab-take-home")
     button.wait_for(state="attached", timeout=15_000)   # the labs are built after the saved work is read
     assert button.count() == 1 and button.is_hidden(), "offered before the lab passed"
     work = {"format": 1, "saved": "", "answers": {}, "hints": {}, "cells": {},
-            "labs": {"16-3": {"passed": True, "passedCode": harness}}}
+            "labs": {"16-4": {"passed": True, "passedCode": harness}}}
     page.evaluate(f"localStorage.setItem('agent-harness-book/work', {json.dumps(json.dumps(work))})")
     page.reload()
     button.wait_for(state="visible", timeout=15_000)

@@ -553,7 +553,7 @@ def load_harness():
             raise Stop(f"agent.py: harness.py imports {error.name}, which is not installed "
                        "here; agent.py needs the standard library only") from None
         raise Stop(f"agent.py: there is no harness.py beside agent.py (in {here}). Put the "
-                   "harness.py you finished in lab 16.3 there.") from None
+                   "harness.py you finished in lab 16.4 there.") from None
     except SyntaxError as error:
         raise Stop(f"agent.py: harness.py, line {error.lineno}: {error.msg}. Fix it (the lab's "
                    "tests show where) and start again.") from None
@@ -564,7 +564,7 @@ def load_harness():
                 if hasattr(module, "AnthropicModel") and not hasattr(module.AnthropicModel, name)]
     if missing:
         raise Stop(f"agent.py: harness.py has no {', '.join(missing[:3])}: it is not yet the "
-                   "closing page's harness. Finish lab 16.3 first (its tests all pass), and put "
+                   "closing page's harness. Finish lab 16.4 first (its tests all pass), and put "
                    "that harness.py beside agent.py.")
     harness = module
     return module
